@@ -1,0 +1,38 @@
+# Two commands do everything on a machine with python3 and make:
+#   make run    serve the API on http://127.0.0.1:8000 (SQLite, noauth2)
+#   make test   run the whole test suite (SQLite, then PostgreSQL and
+#               MySQL/MariaDB when their servers are installed)
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# Parallel test processes (pytest-xdist); "auto" = one per CPU.
+JOBS ?= auto
+PYTEST = env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) -q $(PYTEST_ARGS)
+
+.PHONY: run test test-sqlite test-postgresql venv clean
+
+$(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg
+	PYTHON=$(PYTHON) sh tools/make-venv.sh $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements.txt -r test-requirements.txt
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+venv: $(BIN)/.installed
+
+run: venv
+	$(BIN)/placement-api --host $(HOST) --port $(PORT)
+
+test: test-sqlite test-postgresql
+
+test-sqlite: venv
+	$(PYTEST) placement/tests
+
+test-postgresql: venv
+	sh tools/with-postgresql.sh $(PYTEST) placement/tests
+
+clean:
+	rm -rf $(VENV) placement.egg-info build .pytest_cache

@@ -1,0 +1,81 @@
+"""Authentication middlewares and the request-context builder (spec 01 §9).
+"""
+
+import webob
+import webob.dec
+import webob.exc
+
+from placement import context as placement_context
+
+ENVIRON_CONTEXT = 'placement.context'
+
+
+def is_root(environ, allow_empty):
+    """True for the version document, which is never authenticated.
+
+    The bare mount prefix (empty path) counts only when ``allow_empty``:
+    under noauth2 the reference still asks for a token there (quirk Q4).
+    """
+    path = environ.get('PATH_INFO', '')
+    return path == '/' or (allow_empty and path == '')
+
+
+class NoAuth:
+    """``noauth2``: trust ``X-Auth-Token: user[:project]`` (testing only)."""
+
+    def __init__(self, application):
+        self.application = application
+
+    @webob.dec.wsgify
+    def __call__(self, req):
+        if is_root(req.environ, allow_empty=False):
+            return self.application
+        token = req.headers.get('X-Auth-Token')
+        if not token:
+            return webob.exc.HTTPUnauthorized()
+        user_id, _sep, project_id = token.partition(':')
+        project_id = project_id or user_id
+        if 'X-Roles' in req.headers:
+            roles = [r.strip() for r in req.headers['X-Roles'].split(',')]
+        else:
+            roles = ['admin'] if user_id == 'admin' else []
+        req.headers['X-User-Id'] = user_id
+        req.headers['X-Roles'] = ','.join(roles)
+        if not req.headers.get('OpenStack-System-Scope'):
+            req.headers['X-Tenant-Id'] = project_id
+        return self.application
+
+
+class KeystoneAuth:
+    """keystonemiddleware's auth_token for everything but the root."""
+
+    def __init__(self, application, conf):
+        from keystonemiddleware import auth_token
+        self.application = application
+        self.protected = auth_token.AuthProtocol(
+            application, {'oslo_config_config': conf})
+
+    def __call__(self, environ, start_response):
+        if is_root(environ, allow_empty=True):
+            return self.application(environ, start_response)
+        return self.protected(environ, start_response)
+
+
+class ContextBuilder:
+    """Build the RequestContext from identity headers; 401 without user."""
+
+    def __init__(self, application, db, conf, policy):
+        self.application = application
+        self.db = db
+        self.conf = conf
+        self.policy = policy
+
+    @webob.dec.wsgify
+    def __call__(self, req):
+        ctx = placement_context.RequestContext.from_environ(
+            req.environ, db=self.db, config=self.conf, policy=self.policy)
+        if ctx.user_id is None and not is_root(req.environ,
+                                                allow_empty=True):
+            return webob.exc.HTTPUnauthorized()
+        req.environ[ENVIRON_CONTEXT] = ctx
+        return self.application

@@ -1,0 +1,91 @@
+"""Configuration: option definitions and how a ConfigOpts is built.
+
+Every option is read, highest precedence first, from the command line,
+``OS_<GROUP>__<OPTION>`` environment variables, configuration files, and
+the built-in default (oslo.config's own environment source provides the
+environment layer).
+"""
+
+import os
+
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_middleware import cors
+from oslo_middleware import http_proxy_to_wsgi
+from oslo_policy import opts as policy_opts
+
+from placement.conf import api
+from placement.conf import database
+from placement.conf import paths
+from placement.conf import placement as placement_group
+from placement.conf import workarounds
+
+_GROUP_MODULES = (api, database, paths, placement_group, workarounds)
+
+CORS_DEFAULTS = {
+    'allow_headers': [
+        'X-Auth-Token', 'X-Openstack-Request-Id', 'X-Identity-Status',
+        'X-Roles', 'X-Service-Catalog', 'X-User-Id', 'X-Tenant-Id',
+        'OpenStack-API-Version'],
+    'expose_headers': [
+        'X-Auth-Token', 'X-Openstack-Request-Id', 'X-Subject-Token',
+        'X-Service-Token', 'OpenStack-API-Version'],
+    'allow_methods': ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'],
+}
+
+
+def register_opts(conf):
+    """Register every option the service reads on ``conf``."""
+    for module in _GROUP_MODULES:
+        module.register_opts(conf)
+    logging.register_options(conf)
+    policy_opts.set_defaults(conf)
+    conf.register_opts(cors.CORS_OPTS, 'cors')
+    conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
+    cors.set_defaults(**CORS_DEFAULTS)
+
+
+def cli_config_files():
+    """oslo.config's default search, used by the command-line tools."""
+    return cfg.find_config_files(project='placement')
+
+
+def web_service_config_files():
+    """The configuration files the web service reads (spec 12 §1).
+
+    ``OS_PLACEMENT_CONFIG_DIR`` names the single directory whose
+    ``placement.conf`` is read; otherwise oslo.config's default search for
+    project ``placement`` applies.
+    """
+    config_dir = os.environ.get('OS_PLACEMENT_CONFIG_DIR', '').strip()
+    if config_dir:
+        return [os.path.join(config_dir, 'placement.conf')], []
+    return (cfg.find_config_files(project='placement'),
+            cfg.find_config_dirs(project='placement'))
+
+
+def build(argv=None, config_files=None, defaults=None, cli_opts=(),
+          prog=None):
+    """Return a new, parsed ConfigOpts with every option registered.
+
+    ``config_files`` None means the web service's file search (which
+    honours ``OS_PLACEMENT_CONFIG_DIR``); otherwise exactly those files
+    are read (``--config-file`` in ``argv`` still takes precedence);
+    ``defaults`` maps ``(group, option)`` to a built-in default that files
+    and the environment may still override; ``cli_opts`` are extra
+    command-line options of a tool.
+    """
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    conf.register_cli_opts(cli_opts)
+    for (group, name), value in (defaults or {}).items():
+        conf.set_default(name, value, group=group)
+    dirs = []
+    if config_files is None:
+        config_files, dirs = web_service_config_files()
+    files = [f for f in config_files if os.path.exists(f)]
+    dirs = [d for d in dirs if os.path.isdir(d)]
+    conf(argv or [], project='placement', prog=prog,
+         default_config_files=files,
+         default_config_dirs=dirs)
+    return conf

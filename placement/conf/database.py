@@ -1,0 +1,45 @@
+"""[placement_database] options."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup('placement_database', title='Placement database')
+
+OPTS = [
+    cfg.StrOpt('connection', secret=True,
+               help='SQLAlchemy URL of the placement database, e.g. '
+                    'sqlite:////var/lib/placement/placement.db or '
+                    'postgresql://placement:secret@db/placement.'),
+    cfg.StrOpt('connection_parameters', default='',
+               help='Extra query parameters appended to the connection URL.'),
+    cfg.BoolOpt('sqlite_synchronous', default=True,
+                help='Run SQLite with synchronous=FULL (True) or NORMAL.'),
+    cfg.StrOpt('slave_connection', secret=True,
+               help='Accepted for compatibility; all queries use '
+                    '"connection".'),
+    cfg.StrOpt('mysql_sql_mode', default='TRADITIONAL',
+               help='sql_mode set on every MySQL session.'),
+    cfg.IntOpt('connection_recycle_time', default=3600,
+               help='Seconds after which a pooled connection is replaced.'),
+    cfg.IntOpt('max_pool_size', help='Connection pool size.'),
+    cfg.IntOpt('max_retries', default=10,
+               help='Connection attempts at start-up (-1 = forever).'),
+    cfg.IntOpt('retry_interval', default=10,
+               help='Seconds between connection attempts at start-up.'),
+    cfg.IntOpt('max_overflow', help='Connection pool overflow.'),
+    cfg.IntOpt('connection_debug', default=0, min=0, max=100,
+               help='SQL logging verbosity: 0 none, 50+ statements, '
+                    '100 everything.'),
+    cfg.BoolOpt('connection_trace', default=False,
+                help='Accepted for compatibility; has no effect.'),
+    cfg.IntOpt('pool_timeout', help='Seconds to wait for a pooled '
+                                    'connection.'),
+    cfg.BoolOpt('sync_on_startup', default=False,
+                help='Upgrade the schema to the latest revision when the '
+                     'web service starts (same as "placement-manage db '
+                     'sync").'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(OPTS, group=GROUP)

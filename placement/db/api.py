@@ -1,0 +1,219 @@
+"""Engine creation and the transaction decorators every object uses.
+
+Object functions take the request context first and are decorated with
+``@reader`` or ``@writer``. The decorator opens one transaction, exposes
+its connection as ``ctx.conn`` for the duration of the call, commits on
+success and rolls back on any exception. Nested decorated calls join the
+outer transaction, so a composite operation stays atomic.
+
+A writer transaction that fails because of a deadlock, a lock timeout, a
+serialization failure or a dropped connection is re-run from the start
+(the function must therefore be free of side effects outside the
+database). SQLite writers start with ``BEGIN IMMEDIATE`` so that they take
+the write lock before reading and wait on the busy timeout behind other
+writers, instead of failing when a read lock cannot be upgraded.
+"""
+
+import contextlib
+import datetime
+import functools
+import logging
+import os
+import random
+import time
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
+
+LOG = logging.getLogger(__name__)
+
+#: Re-runs of a transaction that hit a retryable database error.
+MAX_RETRIES = 5
+#: Seconds an SQLite connection waits for a lock before giving up.
+SQLITE_BUSY_TIMEOUT = 60
+
+# SQLSTATE / driver codes that mean "run the transaction again".
+_PG_RETRY_CODES = {'40001', '40P01', '55P03'}
+_MYSQL_RETRY_CODES = {1205, 1213}
+
+
+def utcnow():
+    """Naive UTC timestamp, as stored in created_at/updated_at."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(
+        tzinfo=None, microsecond=0)
+
+
+class Database:
+    """One engine per process, created from configuration."""
+
+    def __init__(self, url, sqlite_synchronous=True, mysql_sql_mode=None,
+                 pool_size=None, max_overflow=None, pool_timeout=None,
+                 pool_recycle=3600, echo=False):
+        self.url = sa.engine.make_url(url)
+        self.dialect = self.url.get_backend_name()
+        kwargs = {'future': True, 'pool_pre_ping': False,
+                  'pool_recycle': pool_recycle}
+        if echo:
+            kwargs['echo'] = True
+        if self.dialect == 'sqlite':
+            kwargs['connect_args'] = {'timeout': SQLITE_BUSY_TIMEOUT,
+                                      'check_same_thread': False}
+        else:
+            for name, value in (('pool_size', pool_size),
+                                ('max_overflow', max_overflow),
+                                ('pool_timeout', pool_timeout)):
+                if value is not None:
+                    kwargs[name] = value
+        if self.dialect == 'mysql':
+            kwargs['isolation_level'] = 'READ COMMITTED'
+            if not self.url.query.get('charset'):
+                self.url = self.url.update_query_dict({'charset': 'utf8mb4'})
+        self.engine = sa.create_engine(self.url, **kwargs)
+        if self.dialect == 'sqlite':
+            self._configure_sqlite(sqlite_synchronous)
+        elif self.dialect == 'mysql':
+            self._configure_mysql(mysql_sql_mode)
+        # A forked worker must not reuse its parent's pooled connections.
+        if hasattr(os, 'register_at_fork'):
+            os.register_at_fork(
+                after_in_child=lambda: self.engine.dispose(close=False))
+
+    def _configure_sqlite(self, synchronous):
+        memory = self.url.database in (None, '', ':memory:')
+
+        @event.listens_for(self.engine, 'connect')
+        def _on_connect(dbapi_conn, _record):
+            # Let SQLAlchemy, not the driver, decide when a transaction
+            # starts, so that writers can use BEGIN IMMEDIATE.
+            dbapi_conn.isolation_level = None
+            cursor = dbapi_conn.cursor()
+            if not memory:
+                cursor.execute('PRAGMA journal_mode=WAL')
+            cursor.execute('PRAGMA synchronous=%s'
+                           % ('FULL' if synchronous else 'NORMAL'))
+            cursor.execute('PRAGMA foreign_keys=ON')
+            cursor.execute('PRAGMA busy_timeout=%d'
+                           % (SQLITE_BUSY_TIMEOUT * 1000))
+            cursor.close()
+
+        @event.listens_for(self.engine, 'begin')
+        def _on_begin(conn):
+            if conn.get_execution_options().get('placement_writer'):
+                conn.exec_driver_sql('BEGIN IMMEDIATE')
+            else:
+                conn.exec_driver_sql('BEGIN')
+
+    def _configure_mysql(self, sql_mode):
+        modes = [m for m in (sql_mode or '').split(',') if m]
+        # Standard resource class VCPU has id 0.
+        modes.append('NO_AUTO_VALUE_ON_ZERO')
+
+        @event.listens_for(self.engine, 'connect')
+        def _on_connect(dbapi_conn, _record):
+            cursor = dbapi_conn.cursor()
+            cursor.execute("SET SESSION sql_mode = %s", (','.join(modes),))
+            cursor.close()
+
+    @contextlib.contextmanager
+    def transaction(self, write):
+        """A connection inside a transaction, committed on success."""
+        with self.engine.connect() as conn:
+            if write:
+                conn = conn.execution_options(placement_writer=True)
+            with conn.begin():
+                yield conn
+
+    def dispose(self):
+        self.engine.dispose()
+
+
+def is_retryable(exc):
+    """True for errors after which re-running the transaction may work."""
+    if not isinstance(exc, sa_exc.DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    pgcode = getattr(orig, 'pgcode', None)
+    if pgcode in _PG_RETRY_CODES:
+        return True
+    args = getattr(orig, 'args', ())
+    if args and args[0] in _MYSQL_RETRY_CODES:
+        return True
+    if isinstance(exc, sa_exc.OperationalError):
+        text = str(orig).lower()
+        return 'database is locked' in text or 'deadlock' in text
+    return False
+
+
+def is_duplicate(exc):
+    """True if ``exc`` is a unique-constraint violation."""
+    if not isinstance(exc, sa_exc.IntegrityError):
+        return False
+    orig = exc.orig
+    if getattr(orig, 'pgcode', None) == '23505':
+        return True
+    args = getattr(orig, 'args', ())
+    if args and args[0] == 1062:
+        return True
+    return 'unique' in str(orig).lower()
+
+
+def _transactional(write):
+    def decorator(fn):
+        @functools.wraps(fn)
+        def wrapper(ctx, *args, **kwargs):
+            current = ctx.conn
+            if current is not None:
+                if write and not ctx.conn_writes:
+                    raise RuntimeError(
+                        '%s needs a writer transaction but was called '
+                        'inside a reader' % fn.__qualname__)
+                return fn(ctx, *args, **kwargs)
+            attempt = 0
+            while True:
+                try:
+                    with ctx.db.transaction(write) as conn:
+                        ctx.conn, ctx.conn_writes = conn, write
+                        try:
+                            return fn(ctx, *args, **kwargs)
+                        finally:
+                            ctx.conn, ctx.conn_writes = None, False
+                except sa_exc.DBAPIError as exc:
+                    if attempt >= MAX_RETRIES or not is_retryable(exc):
+                        raise
+                    attempt += 1
+                    LOG.info('Retrying %s after database error (%d/%d): %s',
+                             fn.__qualname__, attempt, MAX_RETRIES, exc.orig)
+                    time.sleep(random.uniform(0.005, 0.02) * attempt)
+        return wrapper
+    return decorator
+
+
+#: Run the decorated function in a read-only transaction.
+reader = _transactional(write=False)
+#: Run the decorated function in a write transaction, retried on deadlock.
+writer = _transactional(write=True)
+
+
+def insert_missing(conn, table, rows):
+    """Insert ``rows``, silently skipping any that violate a unique key.
+
+    Safe when several processes insert the same rows at once (start-up
+    synchronisation of standard names).
+    """
+    if not rows:
+        return
+    dialect = conn.dialect.name
+    if dialect == 'sqlite':
+        from sqlalchemy.dialects import sqlite
+        stmt = sqlite.insert(table).on_conflict_do_nothing()
+    elif dialect == 'postgresql':
+        from sqlalchemy.dialects import postgresql
+        stmt = postgresql.insert(table).on_conflict_do_nothing()
+    elif dialect == 'mysql':
+        stmt = sa.insert(table).prefix_with('IGNORE')
+    else:
+        raise NotImplementedError(dialect)
+    conn.execute(stmt, rows)

@@ -1,0 +1,108 @@
+"""Build the WSGI application: database, start-up work, middleware stack.
+
+Order of layers, outermost first (spec 01 §1): proxy headers, request id
+and log, CORS, authentication, context, fault wrapper, microversion,
+application.
+"""
+
+import logging
+import time
+
+from oslo_middleware import cors
+from oslo_middleware import http_proxy_to_wsgi
+from sqlalchemy import exc as sa_exc
+
+from placement import auth
+from placement import context as placement_context
+from placement.db import api as db_api
+from placement.db import migration
+from placement import handler
+from placement import middleware
+from placement.objects import resource_class
+from placement.objects import trait
+from placement import policy
+from placement import requestlog
+
+LOG = logging.getLogger(__name__)
+
+
+class ConfigurationError(Exception):
+    pass
+
+
+def create_database(conf):
+    """The Database for ``[placement_database]``, once it answers."""
+    group = conf.placement_database
+    if not group.connection:
+        raise ConfigurationError(
+            '[placement_database] connection is required (for example '
+            'OS_PLACEMENT_DATABASE__CONNECTION=sqlite:////var/lib/'
+            'placement/placement.sqlite)')
+    url = group.connection
+    if group.connection_parameters:
+        url += ('&' if '?' in url else '?') + group.connection_parameters
+    db = db_api.Database(
+        url, sqlite_synchronous=group.sqlite_synchronous,
+        mysql_sql_mode=group.mysql_sql_mode, pool_size=group.max_pool_size,
+        max_overflow=group.max_overflow, pool_timeout=group.pool_timeout,
+        pool_recycle=group.connection_recycle_time,
+        echo=group.connection_debug >= 50)
+    attempt = 0
+    while True:
+        try:
+            with db.engine.connect():
+                return db
+        except sa_exc.OperationalError as exc:
+            attempt += 1
+            if 0 <= group.max_retries < attempt:
+                raise
+            LOG.warning('Database not reachable (attempt %d): %s',
+                        attempt, exc.orig)
+            time.sleep(group.retry_interval)
+
+
+def prepare_database(conf, db):
+    """Start-up work before serving: migrate if asked, sync standard names.
+
+    Safe to run from several processes at once.
+    """
+    if conf.placement_database.sync_on_startup:
+        migration.upgrade(db)
+    current = migration.version(db)
+    if current != migration.head():
+        raise ConfigurationError(
+            'The database schema is at revision %s, not %s. Run '
+            '"placement-manage db sync" or set [placement_database] '
+            'sync_on_startup = True.' % (current, migration.head()))
+    ctx = placement_context.AdminContext(db, conf)
+    resource_class.sync_standard(ctx)
+    trait.sync_standard(ctx)
+
+
+def build_app(conf, db):
+    """The full middleware stack around the dispatcher."""
+    enforcer = policy.PolicyEnforcer(conf)
+    app = handler.Dispatcher()
+    app = middleware.Microversion(app)
+    app = middleware.FaultWrapper(app)
+    app = auth.ContextBuilder(app, db, conf, enforcer)
+    if conf.api.auth_strategy == 'noauth2':
+        app = auth.NoAuth(app)
+    else:
+        app = auth.KeystoneAuth(app, conf)
+    if conf.cors.allowed_origin:
+        app = cors.CORS(app, conf)
+    app = requestlog.RequestLog(app)
+    if conf.oslo_middleware.enable_proxy_headers_parsing:
+        app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    return app
+
+
+def loadapp(conf, db=None):
+    """Create the database handle, prepare it, and return the app."""
+    db = db or create_database(conf)
+    prepare_database(conf, db)
+    # Connections opened during start-up must not be shared with
+    # processes forked after it (gunicorn --preload).
+    db.dispose()
+    return build_app(conf, db)

@@ -1,0 +1,102 @@
+"""HTTP errors raised by handlers and the one place they become responses.
+
+Handlers raise the classes below (webob HTTP exceptions carrying a
+placement error ``code``). ``render`` turns any webob HTTP exception into
+the error document of spec 01 §6: JSON when the client prefers it, HTML or
+plain text otherwise (webob chooses, exactly as the reference does).
+"""
+
+import webob.exc
+
+# Error codes (spec 01 §6.4). These strings never change.
+UNDEFINED = 'placement.undefined_code'
+CONCURRENT_UPDATE = 'placement.concurrent_update'
+INVENTORY_INUSE = 'placement.inventory.inuse'
+DUPLICATE_NAME = 'placement.duplicate_name'
+PROVIDER_INUSE = 'placement.resource_provider.inuse'
+PROVIDER_CANNOT_DELETE_PARENT = (
+    'placement.resource_provider.cannot_delete_parent')
+PROVIDER_NOT_FOUND = 'placement.resource_provider.not_found'
+QUERY_DUPLICATE_KEY = 'placement.query.duplicate_key'
+QUERY_BAD_VALUE = 'placement.query.bad_value'
+QUERY_MISSING_VALUE = 'placement.query.missing_value'
+
+#: Microversion from which error bodies carry ``code``.
+CODE_MIN_VERSION = (1, 23)
+
+
+class _PlacementError:
+    """Mixin: a webob HTTP exception with a placement error code.
+
+    ``vary=False`` (stored as ``sets_vary``) marks errors the reference raises outside handlers,
+    whose responses lack ``Vary: openstack-api-version`` (spec 01 §3.4).
+    """
+
+    def __init__(self, message='', code=UNDEFINED, vary=True, headers=None,
+                 **kwargs):
+        super().__init__(detail=message, headers=headers, **kwargs)
+        self.error_code = code
+        self.sets_vary = vary
+
+
+class BadRequest(_PlacementError, webob.exc.HTTPBadRequest):
+    pass
+
+
+class Forbidden(_PlacementError, webob.exc.HTTPForbidden):
+    pass
+
+
+class NotFound(_PlacementError, webob.exc.HTTPNotFound):
+    pass
+
+
+class MethodNotAllowed(_PlacementError, webob.exc.HTTPMethodNotAllowed):
+    pass
+
+
+class NotAcceptable(_PlacementError, webob.exc.HTTPNotAcceptable):
+    pass
+
+
+class Conflict(_PlacementError, webob.exc.HTTPConflict):
+    pass
+
+
+class UnsupportedMediaType(_PlacementError,
+                           webob.exc.HTTPUnsupportedMediaType):
+
+    def __init__(self, media_type, **kwargs):
+        # The envelope names the received type, "None" when absent.
+        template = ('The request media type %s is not supported by this '
+                    'server. <br /><br />\n${detail}' % media_type)
+        super().__init__(
+            'The media type %s is not supported, use application/json'
+            % media_type, body_template=template, **kwargs)
+
+
+class InternalServerError(_PlacementError,
+                          webob.exc.HTTPInternalServerError):
+    pass
+
+
+def render(exc, environ, request_id, version=None, extra=None):
+    """Return a webob Response for the HTTP exception ``exc``.
+
+    ``version`` is the negotiated microversion (None if unknown), which
+    decides whether ``code`` is present; ``extra`` adds members to the
+    error object (e.g. max/min version on a 406).
+    """
+    code = getattr(exc, 'error_code', UNDEFINED)
+
+    def json_formatter(body, status, title, environ):
+        error = {'status': exc.status_int, 'title': exc.title,
+                 'detail': webob.exc.strip_tags(body)}
+        if version is not None and tuple(version) >= CODE_MIN_VERSION:
+            error['code'] = code
+        error['request_id'] = request_id
+        error.update(extra or {})
+        return {'errors': [error]}
+
+    exc.json_formatter = json_formatter
+    return exc

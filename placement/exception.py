@@ -1,0 +1,71 @@
+"""Domain exceptions raised by the objects layer.
+
+Objects know nothing of HTTP; handlers catch these and raise the matching
+``placement.errors`` class. ``str(exc)`` is the text clients see inside
+the error detail, so message formats follow the spec's error texts.
+"""
+
+
+class PlacementException(Exception):
+    msg_fmt = 'An unknown exception occurred.'
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if message is None:
+            message = self.msg_fmt % kwargs
+        super().__init__(message)
+
+
+class NotFound(PlacementException):
+    msg_fmt = 'Resource could not be found.'
+
+
+class ResourceProviderNotFound(NotFound):
+    msg_fmt = 'No resource provider with uuid %(uuid)s found'
+
+
+class ResourceClassNotFound(NotFound):
+    msg_fmt = 'No such resource class %(name)s.'
+
+
+class TraitNotFound(NotFound):
+    msg_fmt = 'No such trait(s): %(names)s.'
+
+
+class InventoryNotFound(NotFound):
+    msg_fmt = 'No inventory of class %(resource_class)s found.'
+
+
+class Conflict(PlacementException):
+    msg_fmt = 'Conflict.'
+
+
+class ConcurrentUpdateDetected(Conflict):
+    msg_fmt = ('Another thread concurrently updated the resource provider '
+               'data. Please retry your update')
+
+
+class ResourceProviderConcurrentUpdateDetected(ConcurrentUpdateDetected):
+    """A provider generation compare-and-set failed."""
+
+
+class ConsumerGenerationConflict(Conflict):
+    msg_fmt = ('Another thread concurrently updated the data. '
+               'Please retry your update')
+
+
+class DuplicateResourceProvider(Conflict):
+    msg_fmt = 'Conflicting resource provider %(duplicate)s already exists.'
+
+
+class CannotDeleteParentResourceProvider(Conflict):
+    msg_fmt = ('Unable to delete parent resource provider %(uuid)s: It has '
+               'child resource providers.')
+
+
+class ResourceProviderInUse(Conflict):
+    msg_fmt = 'Resource provider has allocations.'
+
+
+class ObjectActionError(PlacementException):
+    msg_fmt = 'Object action %(action)s failed because: %(reason)s'

@@ -1,0 +1,93 @@
+"""The route table and the dispatcher that serves it.
+
+Every path a client can call is listed in ROUTES with its methods, in
+the order the ``Allow`` header of a 405 lists them. A
+method maps to one handler or to a tuple of handlers covering different
+microversion ranges (declared with ``microversion.serves``). The
+dispatcher answers 404 for unknown paths and for versions no handler
+serves, and 405 with an ``Allow`` header for unlisted methods.
+"""
+
+import routes
+import webob
+
+from placement import errors
+from placement import microversion
+from placement import middleware
+from placement import requestlog
+from placement.handlers import resource_provider
+from placement.handlers import root
+
+ROUTES = {
+    '/': {
+        'GET': root.home,
+    },
+    '/resource_providers': {
+        'GET': resource_provider.list_resource_providers,
+        'POST': resource_provider.create_resource_provider,
+    },
+    '/resource_providers/{uuid}': {
+        'GET': resource_provider.get_resource_provider,
+        'DELETE': resource_provider.delete_resource_provider,
+        'PUT': resource_provider.update_resource_provider,
+    },
+}
+
+
+def _content_length_precheck(environ):
+    """Reject a body without a content type before routing (01 §4.3)."""
+    length = environ.get('CONTENT_LENGTH')
+    if not length:
+        return
+    try:
+        length = int(length)
+    except ValueError:
+        raise errors.BadRequest('content-length header must be an integer',
+                                vary=False)
+    if length > 0 and not environ.get('CONTENT_TYPE'):
+        raise errors.BadRequest(
+            'content-type header required when content-length > 0',
+            vary=False)
+
+
+class Dispatcher:
+    """WSGI application serving ROUTES."""
+
+    def __init__(self):
+        self.mapper = routes.Mapper()
+        self.mapper.minimization = False
+        for path in ROUTES:
+            self.mapper.connect(path, path, _route=path)
+
+    def __call__(self, environ, start_response):
+        try:
+            _content_length_precheck(environ)
+            response = self._dispatch(webob.Request(environ))
+        except webob.exc.HTTPException as exc:
+            environ[middleware.ENVIRON_VARY] = getattr(exc, 'sets_vary', True)
+            response = errors.render(
+                exc, environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
+                environ.get(microversion.ENVIRON_KEY))
+        return response(environ, start_response)
+
+    def _dispatch(self, req):
+        # PATH_INFO is the Latin-1 view of the raw path (PEP 3333); path
+        # parameters deliberately keep it (quirk Q3).
+        path = req.environ.get('PATH_INFO') or '/'
+        match = self.mapper.match(path)
+        if match is None:
+            raise errors.NotFound(vary=False)
+        route = match.pop('_route')
+        methods = ROUTES[route]
+        handlers = methods.get(req.method)
+        if handlers is None:
+            raise errors.MethodNotAllowed(
+                'The method specified is not allowed for this resource.',
+                headers={'allow': ', '.join(methods)})
+        if not isinstance(handlers, tuple):
+            handlers = (handlers,)
+        handler = microversion.select(handlers, microversion.of(req))
+        if handler is None:
+            raise errors.NotFound()
+        req.urlvars = match
+        return handler(req)

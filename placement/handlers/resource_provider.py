@@ -1,0 +1,141 @@
+"""/resource_providers and /resource_providers/{uuid}."""
+
+import uuid as uuidlib
+
+from placement import errors
+from placement import exception
+from placement import microversion
+from placement.objects import resource_provider as rp_obj
+from placement.schemas import resource_provider as schema
+from placement import util
+
+POST_SCHEMAS = (('1.0', schema.POST_V1_0), ('1.14', schema.POST_V1_14))
+PUT_SCHEMAS = (('1.0', schema.PUT_V1_0), ('1.14', schema.PUT_V1_14))
+LIST_SCHEMAS = (('1.0', schema.LIST_V1_0), ('1.3', schema.LIST_V1_3),
+                ('1.4', schema.LIST_V1_4), ('1.14', schema.LIST_V1_14),
+                ('1.18', schema.LIST_V1_18))
+
+# Links a provider carries, with the version that introduced each.
+_LINKS = (('self', '', '1.0'),
+          ('inventories', '/inventories', '1.0'),
+          ('usages', '/usages', '1.0'),
+          ('aggregates', '/aggregates', '1.1'),
+          ('traits', '/traits', '1.6'),
+          ('allocations', '/allocations', '1.11'))
+_LINKS = tuple((rel, suffix, microversion.Version.parse(since))
+               for rel, suffix, since in _LINKS)
+
+
+def serialize(req, provider):
+    """The provider representation at the request's microversion."""
+    version = util.version(req)
+    base = '/resource_providers/%s' % provider.uuid
+    data = {
+        'uuid': provider.uuid,
+        'name': provider.name,
+        'generation': provider.generation,
+        'links': [{'rel': rel, 'href': util.href(req, base + suffix)}
+                  for rel, suffix, since in _LINKS if version >= since],
+    }
+    if version >= (1, 14):
+        data['parent_provider_uuid'] = provider.parent_provider_uuid
+        data['root_provider_uuid'] = provider.root_provider_uuid
+    return data
+
+
+def get_provider_or_404(ctx, uuid):
+    """Look a provider up for a handler; the reference's 404 has no Vary."""
+    try:
+        return rp_obj.get_by_uuid(ctx, uuid)
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound(str(exc), vary=False)
+
+
+@util.accept_json
+def list_resource_providers(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:list')
+    params = util.validate_query(
+        req, microversion.choose(util.version(req), LIST_SCHEMAS))
+    providers = rp_obj.list_providers(
+        ctx, name=params.get('name'), uuid=params.get('uuid'),
+        in_tree=params.get('in_tree'))
+    return util.json_response(
+        req, {'resource_providers': [serialize(req, p) for p in providers]},
+        last_modified=util.newest(p.last_modified for p in providers))
+
+
+@util.accept_json
+def get_resource_provider(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:show')
+    provider = get_provider_or_404(ctx, req.urlvars['uuid'])
+    return util.json_response(req, serialize(req, provider),
+                              last_modified=provider.last_modified)
+
+
+@util.require_json_content
+def create_resource_provider(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:create')
+    version = util.version(req)
+    data = util.json_body(req, microversion.choose(version, POST_SCHEMAS))
+    uuid = (util.normalize_uuid(data['uuid']) if 'uuid' in data
+            else str(uuidlib.uuid4()))
+    name = data['name']
+    try:
+        provider = rp_obj.create(ctx, uuid, name,
+                                 data.get('parent_provider_uuid'))
+    except exception.ObjectActionError as exc:
+        raise errors.BadRequest(
+            'Unable to create resource provider "%s", %s: %s'
+            % (name, uuid, exc))
+    except exception.DuplicateResourceProvider as exc:
+        raise errors.Conflict(str(exc), code=errors.DUPLICATE_NAME)
+    headers = {'Location': util.location(req, '/resource_providers/' + uuid)}
+    if version >= (1, 20):
+        return util.json_response(req, serialize(req, provider),
+                                  last_modified=util.now(), headers=headers)
+    return util.empty_response(req, 201, headers=headers)
+
+
+@util.require_json_content
+def update_resource_provider(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:update')
+    version = util.version(req)
+    provider = get_provider_or_404(ctx, req.urlvars['uuid'])
+    data = util.json_body(req, microversion.choose(version, PUT_SCHEMAS))
+    try:
+        provider = rp_obj.update(
+            ctx, provider, data['name'],
+            data.get('parent_provider_uuid', rp_obj.UNCHANGED),
+            allow_reparent=version >= (1, 37))
+    except exception.ObjectActionError as exc:
+        raise errors.BadRequest('Unable to save resource provider %s: %s'
+                                % (provider.uuid, exc))
+    except exception.DuplicateResourceProvider as exc:
+        raise errors.Conflict(str(exc), code=errors.DUPLICATE_NAME)
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound(str(exc))
+    return util.json_response(req, serialize(req, provider),
+                              last_modified=provider.last_modified)
+
+
+def delete_resource_provider(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:delete')
+    uuid = req.urlvars['uuid']
+    try:
+        rp_obj.destroy(ctx, uuid)
+    except exception.ResourceProviderNotFound:
+        raise errors.NotFound(
+            'No resource provider with uuid %s found for delete' % uuid)
+    except exception.CannotDeleteParentResourceProvider as exc:
+        raise errors.Conflict(
+            str(exc), code=errors.PROVIDER_CANNOT_DELETE_PARENT)
+    except exception.ResourceProviderInUse as exc:
+        raise errors.Conflict(
+            'Unable to delete resource provider %s: %s' % (uuid, exc),
+            code=errors.PROVIDER_INUSE)
+    return util.empty_response(req)

@@ -1,0 +1,16 @@
+"""GET / : the version document."""
+
+from placement import microversion
+from placement import util
+
+
+def home(req):
+    """The version document; served without authentication or policy."""
+    document = {'versions': [{
+        'id': 'v1.0',
+        'max_version': str(microversion.MAX_VERSION),
+        'min_version': str(microversion.MIN_VERSION),
+        'status': 'CURRENT',
+        'links': [{'rel': 'self', 'href': ''}],
+    }]}
+    return util.json_response(req, document, last_modified=util.now())

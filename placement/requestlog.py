@@ -1,0 +1,72 @@
+"""Outermost middleware: request id, Accept default, one log line per request.
+"""
+
+import logging
+import re
+import time
+import uuid
+
+from placement import microversion
+
+LOG = logging.getLogger('placement.requestlog')
+
+ENVIRON_REQUEST_ID = 'openstack.request_id'
+ENVIRON_GLOBAL_REQUEST_ID = 'openstack.global_request_id'
+HEADER = 'x-openstack-request-id'
+_GLOBAL_ID = re.compile(r'^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                        r'[0-9a-f]{4}-[0-9a-f]{12}$')
+
+
+class RequestLog:
+    """Give every request an id, default its Accept, and log its outcome.
+
+    An incoming ``X-OpenStack-Request-ID`` of the form ``req-<uuid>`` is
+    kept only as the global request id (for logs); responses always carry
+    the freshly generated local id.
+    """
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        start = time.monotonic()
+        request_id = 'req-%s' % uuid.uuid4()
+        environ[ENVIRON_REQUEST_ID] = request_id
+        incoming = environ.get('HTTP_X_OPENSTACK_REQUEST_ID', '')
+        if _GLOBAL_ID.match(incoming):
+            environ[ENVIRON_GLOBAL_REQUEST_ID] = incoming
+        if environ.get('HTTP_ACCEPT', '') in ('', '*/*'):
+            environ['HTTP_ACCEPT'] = 'application/json'
+        outcome = {}
+
+        def _start_response(status, headers, exc_info=None):
+            headers = [h for h in headers if h[0].lower() != HEADER]
+            headers.append((HEADER, request_id))
+            outcome['status'] = status.split(' ', 1)[0]
+            outcome['length'] = next(
+                (v for k, v in headers if k.lower() == 'content-length'),
+                '-')
+            return start_response(status, headers, exc_info)
+
+        try:
+            return self.application(environ, _start_response)
+        finally:
+            self._log(environ, request_id, outcome, start)
+
+    @staticmethod
+    def _log(environ, request_id, outcome, start):
+        if not LOG.isEnabledFor(logging.INFO):
+            return
+        path = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
+        if environ.get('QUERY_STRING'):
+            path += '?' + environ['QUERY_STRING']
+        version = environ.get(microversion.ENVIRON_KEY)
+        LOG.info('%(remote)s "%(method)s %(path)s" status: %(status)s '
+                 'len: %(length)s microversion: %(version)s '
+                 'request_id: %(request_id)s time: %(elapsed).1fms',
+                 {'remote': environ.get('REMOTE_ADDR', '-'),
+                  'method': environ.get('REQUEST_METHOD'), 'path': path,
+                  'status': outcome.get('status', '-'),
+                  'length': outcome.get('length', '-'),
+                  'version': version or '-', 'request_id': request_id,
+                  'elapsed': (time.monotonic() - start) * 1000})

@@ -1,0 +1,137 @@
+"""Databases, configurations and applications for tests.
+
+The backend is SQLite unless ``PLACEMENT_TEST_DB_URL`` names a server
+URL without a database (e.g. ``postgresql+psycopg2://u@127.0.0.1:5432``
+or ``mysql+pymysql://root@127.0.0.1:3306``). On a server each test
+process (xdist worker) owns one database, created once and emptied for
+every fresh use, so tests never see each other's rows.
+"""
+
+import os
+import tempfile
+
+import sqlalchemy as sa
+
+from placement import conf as placement_conf
+from placement import context
+from placement.db import api as db_api
+from placement.db import migration
+from placement.db import tables
+from placement import deploy
+
+URL_ENV = 'PLACEMENT_TEST_DB_URL'
+
+# Emptied in this order (children before what they reference).
+_TABLES_TO_EMPTY = (
+    'allocations', 'consumers', 'consumer_types', 'projects', 'users',
+    'inventories', 'resource_provider_traits',
+    'resource_provider_aggregates', 'placement_aggregates')
+
+_server_db = None
+
+
+def server_url():
+    """The server URL under test, or None for SQLite."""
+    return os.environ.get(URL_ENV) or None
+
+
+def backend_name():
+    url = server_url()
+    return sa.engine.make_url(url).get_backend_name() if url else 'sqlite'
+
+
+def create_server_database(url, purpose='shared'):
+    """(Re)create a database of this worker on the server; return its URL.
+
+    ``purpose`` keeps databases of different uses apart (the shared one
+    behind ``new_database`` must never be dropped under its engine).
+    """
+    base = sa.engine.make_url(url)
+    name = 'placement_test_%s_%s' % (
+        os.environ.get('PYTEST_XDIST_WORKER', 'main'), purpose)
+    admin_db = 'postgres' if base.get_backend_name() == 'postgresql' else None
+    admin = sa.create_engine(base.set(database=admin_db),
+                             isolation_level='AUTOCOMMIT')
+    with admin.connect() as conn:
+        if base.get_backend_name() == 'postgresql':
+            conn.execute(sa.text('DROP DATABASE IF EXISTS %s WITH (FORCE)'
+                                 % name))
+            conn.execute(sa.text("CREATE DATABASE %s ENCODING 'UTF8'"
+                                 % name))
+        else:
+            conn.execute(sa.text('DROP DATABASE IF EXISTS %s' % name))
+            conn.execute(sa.text('CREATE DATABASE %s CHARACTER SET utf8mb4 '
+                                 'COLLATE utf8mb4_bin' % name))
+    admin.dispose()
+    return str(base.set(database=name).render_as_string(hide_password=False))
+
+
+def _empty(db):
+    """Delete every row except the standard resource classes and traits."""
+    with db.transaction(write=True) as conn:
+        for name in _TABLES_TO_EMPTY:
+            conn.execute(sa.delete(tables.metadata.tables[name]))
+        rps = tables.resource_providers
+        conn.execute(sa.update(rps).values(root_provider_id=None,
+                                           parent_provider_id=None))
+        conn.execute(sa.delete(rps))
+        conn.execute(sa.delete(tables.resource_classes).where(
+            tables.resource_classes.c.id >= 10000))
+        conn.execute(sa.delete(tables.traits).where(
+            tables.traits.c.name.like('CUSTOM\\_%', escape='\\')))
+
+
+def new_database():
+    """A Database with the head schema, standard names and no other rows.
+
+    Returns ``(db, cleanup)``; call ``cleanup()`` when done.
+    """
+    global _server_db
+    url = server_url()
+    if url is None:
+        fd, path = tempfile.mkstemp(prefix='placement-test-',
+                                    suffix='.sqlite')
+        os.close(fd)
+        db = db_api.Database('sqlite:///' + path)
+        migration.create_schema_for_tests(db)
+        _sync_standard_names(db)
+
+        def cleanup():
+            db.dispose()
+            for suffix in ('', '-wal', '-shm'):
+                if os.path.exists(path + suffix):
+                    os.unlink(path + suffix)
+        return db, cleanup
+    if _server_db is None:
+        _server_db = db_api.Database(create_server_database(url))
+        migration.create_schema_for_tests(_server_db)
+    else:
+        _empty(_server_db)
+    _sync_standard_names(_server_db)
+    return _server_db, lambda: None
+
+
+def _sync_standard_names(db):
+    ctx = context.AdminContext(db)
+    from placement.objects import resource_class, trait
+    resource_class.sync_standard(ctx)
+    trait.sync_standard(ctx)
+
+
+def new_conf(**overrides):
+    """A ConfigOpts for tests: no config files, noauth2, given overrides.
+
+    ``overrides`` are ``group__option=value`` (``DEFAULT__debug=True``).
+    """
+    conf = placement_conf.build([], config_files=[])
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    for key, value in overrides.items():
+        group, _sep, name = key.rpartition('__')
+        conf.set_override(name, value,
+                          group=None if group in ('', 'DEFAULT') else group)
+    return conf
+
+
+def new_app(conf, db):
+    """The full WSGI stack on an already prepared database."""
+    return deploy.build_app(conf, db)

@@ -1,0 +1,200 @@
+"""Helpers every handler uses: negotiation, validation and responses."""
+
+import datetime
+import functools
+import json
+import re
+import uuid
+
+import jsonschema
+from jsonschema import exceptions as jsonschema_exc
+
+from placement import auth
+from placement import errors
+from placement import microversion
+
+JSON = 'application/json'
+CACHE_HEADERS_MIN_VERSION = (1, 15)
+_CANONICAL_UUID = re.compile(
+    r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
+    r'[0-9a-fA-F]{12}$')
+
+
+# -- identifiers -----------------------------------------------------------
+
+def is_uuid_like(value):
+    """True if a standard UUID parser accepts ``value`` (any spelling)."""
+    try:
+        uuid.UUID(value)
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+def normalize_uuid(value):
+    """Canonical lowercase dashed form; ValueError if not uuid-like."""
+    try:
+        return str(uuid.UUID(value))
+    except (TypeError, AttributeError):
+        raise ValueError(value)
+
+
+# -- request plumbing ------------------------------------------------------
+
+def context(req):
+    """The RequestContext built by the auth layer."""
+    return req.environ[auth.ENVIRON_CONTEXT]
+
+
+def version(req):
+    return microversion.of(req)
+
+
+def require_json_content(handler):
+    """Answer 415 unless the body's media type is exactly JSON."""
+    @functools.wraps(handler)
+    def wrapper(req):
+        media_type = (req.content_type or '').split(';')[0].strip()
+        if media_type != JSON:
+            raise errors.UnsupportedMediaType(media_type or None)
+        return handler(req)
+    return wrapper
+
+
+def accept_json(handler):
+    """Answer 406 unless the client accepts JSON."""
+    @functools.wraps(handler)
+    def wrapper(req):
+        if not req.accept.acceptable_offers([JSON]):
+            raise errors.NotAcceptable('Only application/json is provided')
+        return handler(req)
+    return wrapper
+
+
+# -- validation ------------------------------------------------------------
+
+_BODY_FORMATS = jsonschema.FormatChecker([])
+_QUERY_FORMATS = jsonschema.FormatChecker([])
+
+
+@_BODY_FORMATS.checks('uuid')
+def _body_uuid(value):
+    return not isinstance(value, str) or is_uuid_like(value)
+
+
+@_QUERY_FORMATS.checks('uuid')
+def _query_uuid(value):
+    return not isinstance(value, str) or bool(_CANONICAL_UUID.match(value))
+
+
+_VALIDATORS = {}
+
+
+def _first_error(schema, data, query):
+    """The most relevant validation error, or None.
+
+    Validators are built once per schema object (schemas are module-level
+    constants); the cache keeps the schema alive so its id stays unique.
+    """
+    key = (id(schema), query)
+    cached = _VALIDATORS.get(key)
+    if cached is None or cached[0] is not schema:
+        validator = jsonschema.Draft202012Validator(
+            schema,
+            format_checker=_QUERY_FORMATS if query else _BODY_FORMATS)
+        cached = _VALIDATORS[key] = (schema, validator)
+    return jsonschema_exc.best_match(cached[1].iter_errors(data))
+
+
+def json_body(req, schema):
+    """Parse and validate the JSON request body against ``schema``."""
+    try:
+        data = json.loads(req.body)
+    except ValueError as exc:
+        raise errors.BadRequest('Malformed JSON: %s' % exc)
+    error = _first_error(schema, data, query=False)
+    if error is not None:
+        raise errors.BadRequest('JSON does not validate: %s' % error)
+    return data
+
+
+def validate_query(req, schema):
+    """Validate the query string (last value of each key) and return it.
+
+    Returns the request's decoded query MultiDict, so handlers can still
+    see repeated keys.
+    """
+    try:
+        params = req.GET
+        flat = dict(params.items())
+    except UnicodeDecodeError as exc:
+        raise errors.BadRequest('Invalid query string parameters: %s' % exc)
+    error = _first_error(schema, flat, query=True)
+    if error is not None:
+        raise errors.BadRequest('Invalid query string parameters: %s' % error)
+    return params
+
+
+def validate_value(value, schema):
+    """Validate a single value (e.g. a path segment) as a body would be.
+
+    Returns the validator's message, or None when ``value`` is valid.
+    """
+    error = _first_error(schema, value, query=False)
+    return None if error is None else str(error)
+
+
+# -- responses -------------------------------------------------------------
+
+def href(req, path):
+    """A link relative to the server: mount prefix plus ``path``."""
+    return req.script_name + path
+
+
+def location(req, path):
+    """An absolute URL for a Location header."""
+    return req.host_url + req.script_name + path
+
+
+def _set_cache_headers(req, response, last_modified):
+    if (last_modified is not None
+            and tuple(version(req)) >= CACHE_HEADERS_MIN_VERSION):
+        if last_modified.tzinfo is None:
+            last_modified = last_modified.replace(
+                tzinfo=datetime.timezone.utc)
+        response.last_modified = last_modified
+        response.cache_control = 'no-cache'
+
+
+def json_response(req, data, status=200, last_modified=None, headers=None):
+    """A JSON response; cache headers from 1.15 when ``last_modified``."""
+    response = req.response
+    response.status = status
+    response.body = json.dumps(data).encode('utf-8')
+    response.content_type = JSON
+    response.charset = None
+    if headers:
+        response.headers.update(headers)
+    _set_cache_headers(req, response, last_modified)
+    return response
+
+
+def empty_response(req, status=204, last_modified=None, headers=None):
+    """A bodiless response without Content-Type."""
+    response = req.response
+    response.status = status
+    response.content_type = None
+    if headers:
+        response.headers.update(headers)
+    _set_cache_headers(req, response, last_modified)
+    return response
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def newest(timestamps):
+    """The latest of some (created_at, updated_at) values, else now."""
+    values = [t for t in timestamps if t is not None]
+    return max(values) if values else now().replace(tzinfo=None)

@@ -58,7 +58,11 @@ class APIFixture(fixture.GabbiFixture):
         self._saved_env = {}
         for name in UUID_NAMES:
             self.set_env(name, str(uuid.uuid4()))
-        self.set_env('RP_NAME', 'rp-' + os.environ['RP_UUID'][:8])
+        rp_uuid = os.environ['RP_UUID']
+        self.set_env('RP_NAME', 'rp-' + rp_uuid[:8])
+        # Other spellings of RP_UUID, for normalisation tests.
+        self.set_env('RP_UUID_HEX', rp_uuid.replace('-', ''))
+        self.set_env('RP_UUID_UPPER', rp_uuid.upper())
         self.populate()
 
     def stop_fixture(self):

@@ -1,0 +1,96 @@
+"""Object-layer tests for resource providers."""
+
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from placement import context
+from placement.db import api as db_api
+from placement.db import tables
+from placement import exception
+from placement.objects import resource_provider as rp_obj
+from placement.tests import fixtures
+
+
+@pytest.fixture
+def ctx():
+    db, cleanup = fixtures.new_database()
+    yield context.AdminContext(db)
+    cleanup()
+
+
+def _new(ctx, name, parent=None):
+    return rp_obj.create(ctx, str(uuid.uuid4()), name, parent)
+
+
+def test_tree_roots_follow_creation_and_moves(ctx):
+    root = _new(ctx, 'root')
+    child = _new(ctx, 'child', root.uuid)
+    leaf = _new(ctx, 'leaf', child.uuid)
+    other = _new(ctx, 'other')
+    assert (root.root_id, child.root_id, leaf.root_id) == (root.id,) * 3
+    rp_obj.update(ctx, child, 'child', other.uuid, allow_reparent=True)
+    assert rp_obj.get_by_uuid(ctx, leaf.uuid).root_provider_uuid == other.uuid
+    assert rp_obj.get_by_uuid(ctx, root.uuid).root_provider_uuid == root.uuid
+
+
+def test_duplicates_report_uuid_before_name(ctx):
+    first = _new(ctx, 'first')
+    with pytest.raises(exception.DuplicateResourceProvider) as caught:
+        rp_obj.create(ctx, first.uuid, 'first')
+    assert str(caught.value) == (
+        'Conflicting resource provider uuid: %s already exists.'
+        % first.uuid)
+
+
+def test_generation_compare_and_set(ctx):
+    provider = _new(ctx, 'gen')
+
+    @db_api.writer
+    def bump(ctx, expected):
+        return rp_obj.increment_generation(ctx, provider.id, expected)
+
+    assert bump(ctx, 0) == 1
+    with pytest.raises(exception.ResourceProviderConcurrentUpdateDetected):
+        bump(ctx, 0)
+    assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == 1
+
+
+def test_lock_reports_existing_generations(ctx):
+    provider = _new(ctx, 'locked')
+
+    @db_api.writer
+    def lock(ctx, ids):
+        return rp_obj.lock(ctx, ids)
+
+    assert lock(ctx, [provider.id, provider.id + 1000]) == {provider.id: 0}
+
+
+def test_delete_refused_while_allocations_exist(ctx):
+    provider = _new(ctx, 'busy')
+    with ctx.db.transaction(write=True) as conn:
+        conn.execute(sa.insert(tables.allocations).values(
+            resource_provider_id=provider.id, consumer_id=str(uuid.uuid4()),
+            resource_class_id=0, used=1))
+    with pytest.raises(exception.ResourceProviderInUse):
+        rp_obj.destroy(ctx, provider.uuid)
+    assert rp_obj.get_by_uuid(ctx, provider.uuid)
+
+
+def test_delete_removes_associations_in_one_go(ctx):
+    provider = _new(ctx, 'associated')
+    with ctx.db.transaction(write=True) as conn:
+        conn.execute(sa.insert(tables.inventories).values(
+            resource_provider_id=provider.id, resource_class_id=0, total=4,
+            reserved=0, min_unit=1, max_unit=4, step_size=1,
+            allocation_ratio=1.0))
+        trait_id = conn.execute(sa.select(tables.traits.c.id).limit(1)
+                                ).scalar()
+        conn.execute(sa.insert(tables.resource_provider_traits).values(
+            resource_provider_id=provider.id, trait_id=trait_id))
+    rp_obj.destroy(ctx, provider.uuid)
+    with ctx.db.transaction(write=False) as conn:
+        for table in (tables.inventories, tables.resource_provider_traits):
+            assert conn.execute(sa.select(sa.func.count()).select_from(
+                table)).scalar() == 0

@@ -32,6 +32,14 @@ class TraitNotFound(NotFound):
     msg_fmt = 'No such trait(s): %(names)s.'
 
 
+class TraitCannotDeleteStandard(PlacementException):
+    msg_fmt = 'Cannot delete standard trait %(name)s.'
+
+
+class TraitInUse(PlacementException):
+    msg_fmt = 'The trait %(name)s is in use by a resource provider.'
+
+
 class InventoryNotFound(NotFound):
     msg_fmt = 'No inventory of class %(resource_class)s found.'
 
@@ -47,6 +55,17 @@ class ConcurrentUpdateDetected(Conflict):
 
 class ResourceProviderConcurrentUpdateDetected(ConcurrentUpdateDetected):
     """A provider generation compare-and-set failed."""
+
+
+class ResourceProviderGenerationMismatch(Conflict):
+    """The client's provider generation is not the stored one."""
+    msg_fmt = ("Resource provider's generation already changed. Please "
+               "update the generation and try again.")
+
+
+class AggregateCreateConflict(Conflict):
+    """Aggregate rows or associations kept clashing with another writer."""
+    msg_fmt = 'Update conflict: %(detail)s'
 
 
 class ConsumerGenerationConflict(Conflict):

@@ -15,8 +15,10 @@ from placement import errors
 from placement import microversion
 from placement import middleware
 from placement import requestlog
+from placement.handlers import aggregate
 from placement.handlers import resource_provider
 from placement.handlers import root
+from placement.handlers import trait
 
 ROUTES = {
     '/': {
@@ -30,6 +32,23 @@ ROUTES = {
         'GET': resource_provider.get_resource_provider,
         'DELETE': resource_provider.delete_resource_provider,
         'PUT': resource_provider.update_resource_provider,
+    },
+    '/resource_providers/{uuid}/aggregates': {
+        'GET': aggregate.get_aggregates,
+        'PUT': aggregate.set_aggregates,
+    },
+    '/resource_providers/{uuid}/traits': {
+        'GET': trait.list_provider_traits,
+        'PUT': trait.update_provider_traits,
+        'DELETE': trait.delete_provider_traits,
+    },
+    '/traits': {
+        'GET': trait.list_traits,
+    },
+    '/traits/{name}': {
+        'GET': trait.get_trait,
+        'PUT': trait.put_trait,
+        'DELETE': trait.delete_trait,
     },
 }
 

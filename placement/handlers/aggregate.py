@@ -1,0 +1,81 @@
+"""/resource_providers/{uuid}/aggregates (1.1+)."""
+
+import functools
+
+from placement import errors
+from placement import exception
+from placement import microversion
+from placement.handlers import resource_provider as rp_handler
+from placement.objects import aggregate as aggregate_obj
+from placement.schemas import aggregate as schema
+from placement import util
+
+#: The version the aggregate endpoints appear in.
+MIN_VERSION = microversion.Version(1, 1)
+#: From here on bodies carry the provider generation, checked and bumped.
+GENERATION_VERSION = (1, 19)
+PUT_SCHEMAS = (('1.1', schema.PUT_V1_1), ('1.19', schema.PUT_V1_19))
+
+
+def _serves_from_1_1(handler):
+    """404 below 1.1, but only after the Accept/Content-Type check.
+
+    These two handlers are the exception to the dispatcher's version gate:
+    the reference checks the media types first (spec 04 §1, §2), so they
+    are routed for every version and gate themselves inside.
+    """
+    @functools.wraps(handler)
+    def wrapper(req):
+        if util.version(req) < MIN_VERSION:
+            raise errors.NotFound()
+        return handler(req)
+    return wrapper
+
+
+def _response(req, aggregates, generation):
+    data = {'aggregates': aggregates}
+    if util.version(req) >= GENERATION_VERSION:
+        data['resource_provider_generation'] = generation
+    return util.json_response(req, data, last_modified=util.now())
+
+
+@util.accept_json
+@_serves_from_1_1
+def get_aggregates(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:aggregates:list')
+    try:
+        provider, aggregates = aggregate_obj.get_provider_aggregates(
+            ctx, req.urlvars['uuid'])
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound(str(exc), vary=False)
+    return _response(req, aggregates, provider.generation)
+
+
+@util.require_json_content
+@_serves_from_1_1
+def set_aggregates(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:aggregates:update')
+    version = util.version(req)
+    provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
+    data = util.json_body(req, microversion.choose(version, PUT_SCHEMAS))
+    if version >= GENERATION_VERSION:
+        aggregates = data['aggregates']
+        generation = data['resource_provider_generation']
+    else:
+        aggregates, generation = data, None
+    try:
+        generation = aggregate_obj.set_provider_aggregates(
+            ctx, provider, aggregates, generation)
+    except exception.ResourceProviderGenerationMismatch as exc:
+        raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
+    except exception.ResourceProviderConcurrentUpdateDetected as exc:
+        raise errors.Conflict('Update conflict: %s' % exc,
+                              code=errors.CONCURRENT_UPDATE)
+    except exception.AggregateCreateConflict as exc:
+        raise errors.Conflict(str(exc))
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound(str(exc), vary=False)
+    # The request's list, in request order, is echoed (spec 04 §2.4).
+    return _response(req, aggregates, generation)

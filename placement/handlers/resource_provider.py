@@ -4,6 +4,7 @@ import uuid as uuidlib
 
 from placement import errors
 from placement import exception
+from placement.handlers import params as filters
 from placement import microversion
 from placement.objects import resource_provider as rp_obj
 from placement.schemas import resource_provider as schema
@@ -55,11 +56,29 @@ def get_provider_or_404(ctx, uuid):
 def list_resource_providers(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:list')
+    version = util.version(req)
     params = util.validate_query(
-        req, microversion.choose(util.version(req), LIST_SCHEMAS))
-    providers = rp_obj.list_providers(
-        ctx, name=params.get('name'), uuid=params.get('uuid'),
-        in_tree=params.get('in_tree'))
+        req, microversion.choose(version, LIST_SCHEMAS))
+    member_of = required = resources = None
+    if 'member_of' in params:
+        member_of = filters.parse_member_of(params.getall('member_of'),
+                                            version)
+    if 'required' in params:
+        required = filters.parse_required(params.getall('required'),
+                                          version)
+    if 'resources' in params:
+        resources = filters.parse_resources(params['resources'])
+    try:
+        providers = rp_obj.list_providers(
+            ctx, name=params.get('name'), uuid=params.get('uuid'),
+            in_tree=params.get('in_tree'), member_of=member_of,
+            required=required, resources=resources)
+    except exception.TraitNotFound as exc:
+        raise errors.BadRequest(
+            'Invalid trait(s) in "required" parameter: %s' % exc)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.BadRequest(
+            'Invalid resource class in resources parameter: %s' % exc)
     return util.json_response(
         req, {'resource_providers': [serialize(req, p) for p in providers]},
         last_modified=util.newest(p.last_modified for p in providers))

@@ -275,16 +275,131 @@ def destroy(ctx, uuid):
 
 # -- list -----------------------------------------------------------------
 
+def _has_any(table, column, ids):
+    """Providers with a row in ``table`` whose ``column`` is in ``ids``."""
+    return (sa.select(table.c.resource_provider_id)
+            .where(table.c[column].in_(sorted(ids))))
+
+
+def _trait_filters(ctx, required):
+    """WHERE clauses for ``required``; TraitNotFound for the first unknown
+    name, required names first (as the reference reports them)."""
+    names = list(getattr(required, 'names', ()) or sorted(
+        set().union(*required.terms) | set(required.forbidden)))
+    traits = tables.traits
+    found = dict(ctx.conn.execute(
+        sa.select(traits.c.name, traits.c.id)
+        .where(traits.c.name.in_(set(names)))).all())
+    for name in names:
+        if name not in found:
+            raise exception.TraitNotFound(names=name)
+    rp_traits = tables.resource_provider_traits
+    clauses = [_RP.c.id.in_(_has_any(rp_traits, 'trait_id',
+                                      {found[name] for name in term}))
+               for term in required.terms]
+    if required.forbidden:
+        clauses.append(_RP.c.id.not_in(_has_any(
+            rp_traits, 'trait_id',
+            {found[name] for name in required.forbidden})))
+    return clauses
+
+
+def _aggregate_filters(ctx, member_of):
+    """WHERE clauses for ``member_of``, or None when some positive term
+    names only unknown aggregates (nothing can match)."""
+    aggregates = tables.placement_aggregates
+    uuids = set().union(*member_of.terms) | set(member_of.forbidden)
+    found = dict(ctx.conn.execute(
+        sa.select(aggregates.c.uuid, aggregates.c.id)
+        .where(aggregates.c.uuid.in_(uuids))).all())
+    rp_aggs = tables.resource_provider_aggregates
+    clauses = []
+    for term in member_of.terms:
+        ids = {found[uuid] for uuid in term if uuid in found}
+        if not ids:
+            return None
+        clauses.append(_RP.c.id.in_(_has_any(rp_aggs, 'aggregate_id', ids)))
+    forbidden = {found[uuid] for uuid in member_of.forbidden if uuid in found}
+    if forbidden:
+        clauses.append(_RP.c.id.not_in(
+            _has_any(rp_aggs, 'aggregate_id', forbidden)))
+    return clauses
+
+
+def _capacity_filters(ctx, resources):
+    """WHERE clauses keeping providers that can take every amount of
+    ``resources`` ({class name: amount}) on their own inventory:
+    ``min_unit <= amount <= max_unit``, ``amount % step_size == 0`` and
+    ``used + amount <= (total - reserved) * allocation_ratio``."""
+    classes = tables.resource_classes
+    found = dict(ctx.conn.execute(
+        sa.select(classes.c.name, classes.c.id)
+        .where(classes.c.name.in_(set(resources)))).all())
+    for name in resources:
+        if name not in found:
+            raise exception.ResourceClassNotFound(name=name)
+    inv, alloc = tables.inventories, tables.allocations
+    usage = (sa.select(alloc.c.resource_provider_id,
+                       alloc.c.resource_class_id,
+                       sa.func.sum(alloc.c.used).label('used'))
+             .where(alloc.c.resource_class_id.in_(sorted(found.values())))
+             .group_by(alloc.c.resource_provider_id,
+                       alloc.c.resource_class_id)
+             .subquery('usage'))
+    clauses = []
+    for name, amount in resources.items():
+        wanted = sa.literal(amount, sa.Integer)
+        fitting = (
+            sa.select(inv.c.resource_provider_id)
+            .select_from(inv.outerjoin(usage, sa.and_(
+                usage.c.resource_provider_id == inv.c.resource_provider_id,
+                usage.c.resource_class_id == inv.c.resource_class_id)))
+            .where(inv.c.resource_class_id == found[name],
+                   inv.c.min_unit <= wanted, inv.c.max_unit >= wanted,
+                   wanted % inv.c.step_size == 0,
+                   sa.func.coalesce(usage.c.used, 0) + wanted
+                   <= (inv.c.total - inv.c.reserved)
+                   * inv.c.allocation_ratio))
+        clauses.append(_RP.c.id.in_(fitting))
+    return clauses
+
+
 @db_api.reader
-def list_providers(ctx, name=None, uuid=None, in_tree=None):
-    """Providers matching every given filter, in creation order."""
+def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
+                   required=None, resources=None):
+    """Providers matching every given filter, in creation order.
+
+    ``member_of`` and ``required`` have ``terms`` (a list of sets, ANDed,
+    each matched by having any one member) and ``forbidden`` (a set the
+    provider must have none of): aggregate uuids and trait names
+    respectively (see ``placement.handlers.params``). ``resources`` maps
+    class names to amounts the provider must have room for itself. All of
+    it is about the provider itself, never its tree.
+
+    Raises TraitNotFound or ResourceClassNotFound for unknown names. The
+    order of the lookups follows the reference: an unknown ``in_tree``
+    provider yields nothing before traits are looked up, a ``member_of``
+    term of unknown aggregates yields nothing before classes are.
+    """
     stmt = _select().order_by(_RP.c.id)
     if name is not None:
         stmt = stmt.where(_RP.c.name == name)
     if uuid is not None:
         stmt = stmt.where(_RP.c.uuid == uuid)
     if in_tree is not None:
-        tree_root = (sa.select(_RP.c.root_provider_id)
-                     .where(_RP.c.uuid == in_tree).scalar_subquery())
+        tree_root = ctx.conn.execute(
+            sa.select(_RP.c.root_provider_id)
+            .where(_RP.c.uuid == in_tree)).scalar()
+        if tree_root is None:
+            return []
         stmt = stmt.where(_RP.c.root_provider_id == tree_root)
+    if required:
+        stmt = stmt.where(*_trait_filters(ctx, required))
+    if member_of:
+        clauses = _aggregate_filters(ctx, member_of)
+        if clauses is None:
+            return []
+        stmt = stmt.where(*clauses)
+    if resources:
+        stmt = stmt.where(*_capacity_filters(ctx, resources))
     return [_from_row(row) for row in ctx.conn.execute(stmt)]

@@ -1,0 +1,252 @@
+"""Object-layer tests for the filters of list_providers.
+
+The capacity filter is exercised with inventory and allocation rows
+inserted directly, independent of the endpoints that write them.
+"""
+
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from placement import context
+from placement.db import tables
+from placement import exception
+from placement.handlers import params
+from placement.objects import aggregate as aggregate_obj
+from placement.objects import resource_class as rc_obj
+from placement.objects import resource_provider as rp_obj
+from placement.objects import trait as trait_obj
+from placement.tests import fixtures
+
+VCPU, MEMORY_MB, DISK_GB = 'VCPU', 'MEMORY_MB', 'DISK_GB'
+
+
+@pytest.fixture
+def ctx():
+    db, cleanup = fixtures.new_database()
+    yield context.AdminContext(db)
+    cleanup()
+
+
+def _new(ctx, name, parent=None):
+    return rp_obj.create(ctx, str(uuid.uuid4()), name, parent)
+
+
+def _inventory(ctx, provider, rc, total, reserved=0, min_unit=1,
+               max_unit=2147483647, step_size=1, allocation_ratio=1.0):
+    rc_id = rc_obj.ids_by_name(ctx, [rc])[rc]
+    with ctx.db.transaction(write=True) as conn:
+        conn.execute(sa.insert(tables.inventories).values(
+            resource_provider_id=provider.id, resource_class_id=rc_id,
+            total=total, reserved=reserved, min_unit=min_unit,
+            max_unit=max_unit,
+            step_size=step_size, allocation_ratio=allocation_ratio))
+
+
+def _allocate(ctx, provider, rc, used):
+    rc_id = rc_obj.ids_by_name(ctx, [rc])[rc]
+    with ctx.db.transaction(write=True) as conn:
+        conn.execute(sa.insert(tables.allocations).values(
+            resource_provider_id=provider.id, resource_class_id=rc_id,
+            consumer_id=str(uuid.uuid4()), used=used))
+
+
+def _names(ctx, **filters):
+    return [p.name for p in rp_obj.list_providers(ctx, **filters)]
+
+
+# -- resources ---------------------------------------------------------------
+
+def test_capacity_counts_reserved_ratio_and_usage(ctx):
+    cn = _new(ctx, 'cn')
+    # (10 - 1) * 1.5 = 13.5 units of room.
+    _inventory(ctx, cn, VCPU, 10, reserved=1, allocation_ratio=1.5)
+    assert _names(ctx, resources={VCPU: 13}) == ['cn']
+    assert _names(ctx, resources={VCPU: 14}) == []
+    # Usage is summed over every allocation of the class.
+    _allocate(ctx, cn, VCPU, 2)
+    _allocate(ctx, cn, VCPU, 1)
+    assert _names(ctx, resources={VCPU: 10}) == ['cn']
+    assert _names(ctx, resources={VCPU: 11}) == []
+
+
+def test_usage_of_other_classes_and_providers_does_not_count(ctx):
+    cn1, cn2 = _new(ctx, 'cn1'), _new(ctx, 'cn2')
+    for cn in (cn1, cn2):
+        _inventory(ctx, cn, VCPU, 4)
+        _inventory(ctx, cn, MEMORY_MB, 1024)
+    _allocate(ctx, cn1, MEMORY_MB, 1024)
+    _allocate(ctx, cn2, VCPU, 3)
+    assert _names(ctx, resources={VCPU: 4}) == ['cn1']
+    assert _names(ctx, resources={MEMORY_MB: 1}) == ['cn2']
+
+
+def test_unit_limits_and_step(ctx):
+    cn = _new(ctx, 'cn')
+    _inventory(ctx, cn, DISK_GB, 100, min_unit=10, max_unit=50, step_size=10)
+    assert _names(ctx, resources={DISK_GB: 10}) == ['cn']
+    assert _names(ctx, resources={DISK_GB: 50}) == ['cn']
+    assert _names(ctx, resources={DISK_GB: 5}) == []
+    assert _names(ctx, resources={DISK_GB: 60}) == []
+    assert _names(ctx, resources={DISK_GB: 15}) == []
+
+
+def test_every_class_on_the_provider_itself(ctx):
+    root = _new(ctx, 'root')
+    child = _new(ctx, 'child', root.uuid)
+    _inventory(ctx, root, VCPU, 8)
+    _inventory(ctx, child, MEMORY_MB, 2048)
+    both = _new(ctx, 'both')
+    _inventory(ctx, both, VCPU, 8)
+    _inventory(ctx, both, MEMORY_MB, 2048)
+    # Not matched by combining a tree's providers.
+    assert _names(ctx, resources={VCPU: 1, MEMORY_MB: 1}) == ['both']
+    assert _names(ctx, resources={MEMORY_MB: 1}) == ['child', 'both']
+
+
+def test_overcommitted_provider_matches_nothing(ctx):
+    cn = _new(ctx, 'cn')
+    _inventory(ctx, cn, VCPU, 4)
+    _allocate(ctx, cn, VCPU, 6)
+    assert _names(ctx, resources={VCPU: 1}) == []
+
+
+def test_unknown_class_reports_the_first(ctx):
+    with pytest.raises(exception.ResourceClassNotFound) as caught:
+        rp_obj.list_providers(ctx, resources={VCPU: 1, 'NOPE_B': 1,
+                                              'NOPE_A': 1})
+    assert str(caught.value) == 'No such resource class NOPE_B.'
+
+
+def test_resources_with_other_filters(ctx):
+    cn1, cn2 = _new(ctx, 'cn1'), _new(ctx, 'cn2')
+    for cn in (cn1, cn2):
+        _inventory(ctx, cn, VCPU, 4)
+    trait_obj.set_provider_traits(ctx, cn2, ['HW_CPU_X86_AVX'], 0)
+    required = params.parse_required(['HW_CPU_X86_AVX'], (1, 39))
+    assert _names(ctx, resources={VCPU: 2}, required=required) == ['cn2']
+    assert _names(ctx, resources={VCPU: 2}, name='cn1') == ['cn1']
+
+
+# -- lookup order ------------------------------------------------------------
+
+def test_unknown_tree_answers_before_traits_are_looked_up(ctx):
+    required = params.parse_required(['CUSTOM_NOPE'], (1, 39))
+    assert rp_obj.list_providers(ctx, in_tree=str(uuid.uuid4()),
+                                 required=required) == []
+    with pytest.raises(exception.TraitNotFound):
+        rp_obj.list_providers(ctx, required=required)
+
+
+def test_unknown_aggregates_answer_before_classes_are_looked_up(ctx):
+    member_of = params.parse_member_of([str(uuid.uuid4())], (1, 39))
+    assert rp_obj.list_providers(ctx, member_of=member_of,
+                                 resources={'NOPE': 1}) == []
+    # A known aggregate lets the class lookup complain.
+    agg = str(uuid.uuid4())
+    aggregate_obj.set_provider_aggregates(ctx, _new(ctx, 'in'), [agg])
+    known = params.parse_member_of([agg], (1, 39))
+    with pytest.raises(exception.ResourceClassNotFound):
+        rp_obj.list_providers(ctx, member_of=known, resources={'NOPE': 1})
+
+
+def test_traits_are_looked_up_before_aggregates(ctx):
+    required = params.parse_required(['!CUSTOM_NOPE'], (1, 39))
+    member_of = params.parse_member_of([str(uuid.uuid4())], (1, 39))
+    with pytest.raises(exception.TraitNotFound) as caught:
+        rp_obj.list_providers(ctx, required=required, member_of=member_of)
+    assert str(caught.value) == 'No such trait(s): CUSTOM_NOPE.'
+
+
+# -- aggregates and traits of a provider --------------------------------------
+
+def test_aggregates_are_created_once_and_kept(ctx):
+    a, b = _new(ctx, 'a'), _new(ctx, 'b')
+    agg = str(uuid.uuid4())
+    aggregate_obj.set_provider_aggregates(ctx, a, [agg])
+    aggregate_obj.set_provider_aggregates(ctx, b, [agg])
+    aggregate_obj.set_provider_aggregates(ctx, a, [])
+    aggregate_obj.set_provider_aggregates(ctx, b, [])
+    with ctx.db.transaction(write=False) as conn:
+        rows = conn.execute(sa.select(
+            tables.placement_aggregates.c.uuid)).scalars().all()
+    assert rows == [agg]
+
+
+def test_aggregate_generation_rules(ctx):
+    provider = _new(ctx, 'p')
+    agg = str(uuid.uuid4())
+    # Without a generation: neither checked nor changed.
+    assert aggregate_obj.set_provider_aggregates(ctx, provider, [agg]) == 0
+    # With one: checked, and bumped even if nothing changes.
+    assert aggregate_obj.set_provider_aggregates(
+        ctx, provider, [agg], generation=0) == 1
+    assert aggregate_obj.set_provider_aggregates(
+        ctx, provider, [agg], generation=1) == 2
+    with pytest.raises(exception.ResourceProviderGenerationMismatch):
+        aggregate_obj.set_provider_aggregates(ctx, provider, [],
+                                              generation=1)
+    found, aggregates = aggregate_obj.get_provider_aggregates(
+        ctx, provider.uuid)
+    assert (found.generation, aggregates) == (2, [agg])
+
+
+def test_aggregate_rows_survive_a_failed_association_write(ctx):
+    provider = _new(ctx, 'p')
+    agg = str(uuid.uuid4())
+    with pytest.raises(exception.ResourceProviderGenerationMismatch):
+        aggregate_obj.set_provider_aggregates(ctx, provider, [agg],
+                                              generation=7)
+    # The aggregate was created before (and outside) the failed write.
+    assert list(aggregate_obj.ids_by_uuid(ctx, [agg])) == [agg]
+    assert aggregate_obj.get_provider_aggregates(ctx, provider.uuid)[1] == []
+
+
+def test_aggregates_of_a_deleted_provider(ctx):
+    provider = _new(ctx, 'gone')
+    rp_obj.destroy(ctx, provider.uuid)
+    with pytest.raises(exception.ResourceProviderNotFound):
+        aggregate_obj.set_provider_aggregates(ctx, provider,
+                                              [str(uuid.uuid4())])
+
+
+def test_provider_traits_unknown_names_change_nothing(ctx):
+    provider = _new(ctx, 'p')
+    trait_obj.set_provider_traits(ctx, provider, ['HW_CPU_X86_AVX'], 0)
+    with pytest.raises(exception.TraitNotFound) as caught:
+        trait_obj.set_provider_traits(
+            ctx, provider, ['NOPE2', 'HW_CPU_X86_AVX2', 'NOPE1', 'NOPE2'], 1)
+    assert caught.value.kwargs['names'] == 'NOPE2, NOPE1'
+    provider, traits = trait_obj.get_provider_traits(ctx, provider.uuid)
+    assert [t.name for t in traits] == ['HW_CPU_X86_AVX']
+    assert provider.generation == 1
+
+
+def test_provider_traits_generation_only_moves_on_change(ctx):
+    provider = _new(ctx, 'p')
+    traits, generation = trait_obj.set_provider_traits(
+        ctx, provider, ['HW_CPU_X86_AVX', 'HW_CPU_X86_AVX'], 0)
+    assert ([t.name for t in traits], generation) == (['HW_CPU_X86_AVX'], 1)
+    assert trait_obj.set_provider_traits(
+        ctx, provider, ['HW_CPU_X86_AVX'], 1)[1] == 1
+    with pytest.raises(exception.ResourceProviderGenerationMismatch):
+        trait_obj.set_provider_traits(ctx, provider, [], 0)
+    assert trait_obj.delete_provider_traits(ctx, provider) == 2
+    assert trait_obj.delete_provider_traits(ctx, provider) == 2
+
+
+def test_custom_trait_lifecycle(ctx):
+    trait, created = trait_obj.ensure(ctx, 'CUSTOM_X')
+    assert created and trait.name == 'CUSTOM_X' and trait.created_at
+    assert trait_obj.ensure(ctx, 'CUSTOM_X') == (trait, False)
+    provider = _new(ctx, 'p')
+    trait_obj.set_provider_traits(ctx, provider, ['CUSTOM_X'], 0)
+    with pytest.raises(exception.TraitInUse):
+        trait_obj.destroy(ctx, 'CUSTOM_X')
+    with pytest.raises(exception.TraitCannotDeleteStandard):
+        trait_obj.destroy(ctx, 'HW_CPU_X86_AVX')
+    trait_obj.delete_provider_traits(ctx, provider)
+    trait_obj.destroy(ctx, 'CUSTOM_X')
+    with pytest.raises(exception.TraitNotFound):
+        trait_obj.destroy(ctx, 'CUSTOM_X')

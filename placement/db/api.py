@@ -197,6 +197,13 @@ reader = _transactional(write=False)
 writer = _transactional(write=True)
 
 
+def storable(value):
+    """False for strings no row can hold (PostgreSQL refuses NUL
+    characters even in comparisons), so lookups can treat them as
+    unknown instead of failing."""
+    return '\x00' not in value
+
+
 def insert_missing(conn, table, rows):
     """Insert ``rows``, silently skipping any that violate a unique key.
 

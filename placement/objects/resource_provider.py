@@ -66,7 +66,9 @@ def _from_row(row):
 @db_api.reader
 def get_by_uuid(ctx, uuid):
     """The provider with exactly this uuid string, or NotFound."""
-    row = ctx.conn.execute(_select().where(_RP.c.uuid == uuid)).first()
+    row = None
+    if db_api.storable(uuid):
+        row = ctx.conn.execute(_select().where(_RP.c.uuid == uuid)).first()
     if row is None:
         raise exception.ResourceProviderNotFound(uuid=uuid)
     return _from_row(row)
@@ -289,7 +291,8 @@ def _trait_filters(ctx, required):
     traits = tables.traits
     found = dict(ctx.conn.execute(
         sa.select(traits.c.name, traits.c.id)
-        .where(traits.c.name.in_(set(names)))).all())
+        .where(traits.c.name.in_(
+            {name for name in names if db_api.storable(name)}))).all())
     for name in names:
         if name not in found:
             raise exception.TraitNotFound(names=name)
@@ -334,7 +337,8 @@ def _capacity_filters(ctx, resources):
     classes = tables.resource_classes
     found = dict(ctx.conn.execute(
         sa.select(classes.c.name, classes.c.id)
-        .where(classes.c.name.in_(set(resources)))).all())
+        .where(classes.c.name.in_(
+            {name for name in resources if db_api.storable(name)}))).all())
     for name in resources:
         if name not in found:
             raise exception.ResourceClassNotFound(name=name)
@@ -383,7 +387,8 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
     """
     stmt = _select().order_by(_RP.c.id)
     if name is not None:
-        stmt = stmt.where(_RP.c.name == name)
+        stmt = stmt.where(_RP.c.name == name if db_api.storable(name)
+                          else sa.false())
     if uuid is not None:
         stmt = stmt.where(_RP.c.uuid == uuid)
     if in_tree is not None:

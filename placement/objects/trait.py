@@ -57,11 +57,12 @@ def sync_standard(ctx):
 
 def _ids(ctx, names):
     """{name: id} for those of ``names`` that exist."""
+    names = {name for name in names if db_api.storable(name)}
     if not names:
         return {}
     return dict(ctx.conn.execute(
         sa.select(_TRAITS.c.name, _TRAITS.c.id)
-        .where(_TRAITS.c.name.in_(set(names)))).all())
+        .where(_TRAITS.c.name.in_(names))).all())
 
 
 @db_api.reader
@@ -81,7 +82,10 @@ def ids_by_name(ctx, names):
 @db_api.reader
 def get_by_name(ctx, name):
     """The trait called exactly ``name``, or TraitNotFound."""
-    row = ctx.conn.execute(_select().where(_TRAITS.c.name == name)).first()
+    row = None
+    if db_api.storable(name):
+        row = ctx.conn.execute(
+            _select().where(_TRAITS.c.name == name)).first()
     if row is None:
         raise exception.TraitNotFound(names=name)
     return _from_row(row)
@@ -119,8 +123,11 @@ def list_traits(ctx, names=None, prefix=None, associated=None):
     """
     stmt = _select().order_by(_TRAITS.c.id)
     if names is not None:
-        stmt = stmt.where(_TRAITS.c.name.in_(set(names)))
+        stmt = stmt.where(_TRAITS.c.name.in_(
+            {name for name in names if db_api.storable(name)}))
     if prefix is not None:
+        if not db_api.storable(prefix):
+            return []
         stmt = stmt.where(_TRAITS.c.name.like(prefix + '%'))
     if associated is not None:
         used = sa.select(_RP_TRAITS.c.trait_id)

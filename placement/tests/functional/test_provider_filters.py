@@ -4,10 +4,12 @@ The capacity filter is exercised with inventory and allocation rows
 inserted directly, independent of the endpoints that write them.
 """
 
+import threading
 import uuid
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
 
 from placement import context
 from placement.db import tables
@@ -250,3 +252,62 @@ def test_custom_trait_lifecycle(ctx):
     trait_obj.destroy(ctx, 'CUSTOM_X')
     with pytest.raises(exception.TraitNotFound):
         trait_obj.destroy(ctx, 'CUSTOM_X')
+
+
+def test_aggregate_creation_retries_a_duplicate_race(ctx, monkeypatch):
+    provider = _new(ctx, 'p')
+    agg = str(uuid.uuid4())
+    real = aggregate_obj._create_missing
+    calls = []
+
+    def racing(ctx, uuids):
+        calls.append(1)
+        if len(calls) == 1:
+            # Another writer created the row first and won the race.
+            real(ctx, uuids)
+            raise sa_exc.IntegrityError(
+                'INSERT', {}, Exception('UNIQUE constraint failed'))
+        return real(ctx, uuids)
+
+    monkeypatch.setattr(aggregate_obj, '_create_missing', racing)
+    aggregate_obj.set_provider_aggregates(ctx, provider, [agg])
+    assert len(calls) == 2
+    assert aggregate_obj.get_provider_aggregates(ctx, provider.uuid)[1] == [
+        agg]
+
+
+def test_aggregate_creation_gives_up_after_retries(ctx, monkeypatch):
+    def always(ctx, uuids):
+        raise sa_exc.IntegrityError(
+            'INSERT', {}, Exception('UNIQUE constraint failed'))
+
+    monkeypatch.setattr(aggregate_obj, '_create_missing', always)
+    with pytest.raises(exception.AggregateCreateConflict) as caught:
+        aggregate_obj.set_provider_aggregates(ctx, _new(ctx, 'p'),
+                                              [str(uuid.uuid4())])
+    assert str(caught.value).startswith('Update conflict: ')
+
+
+def test_concurrent_writers_share_new_aggregates(ctx):
+    providers = [_new(ctx, 'p%d' % i) for i in range(4)]
+    aggs = [str(uuid.uuid4()) for _ in range(3)]
+    errors = []
+
+    def write(provider):
+        try:
+            aggregate_obj.set_provider_aggregates(
+                context.AdminContext(ctx.db), provider, aggs)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(p,)) for p in providers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with ctx.db.transaction(write=False) as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(
+            tables.placement_aggregates)).scalar() == 3
+        assert conn.execute(sa.select(sa.func.count()).select_from(
+            tables.resource_provider_aggregates)).scalar() == 12

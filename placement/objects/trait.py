@@ -77,7 +77,7 @@ def ids_by_name(ctx, names):
     return found
 
 
-# -- the catalogue ------------------------------------------------------------
+# -- the catalogue ---------------------------------------------------------
 
 @db_api.reader
 def get_by_name(ctx, name):
@@ -160,7 +160,7 @@ def destroy(ctx, name):
         raise exception.TraitInUse(name=name)
 
 
-# -- traits of a provider ------------------------------------------------------
+# -- traits of a provider -------------------------------------------------
 
 def _provider_traits(ctx, provider_id):
     return [_from_row(row) for row in ctx.conn.execute(

@@ -88,3 +88,45 @@ class ResourceProviderInUse(Conflict):
 
 class ObjectActionError(PlacementException):
     msg_fmt = 'Object action %(action)s failed because: %(reason)s'
+
+
+# -- inventories --------------------------------------------------------
+
+class InvalidInventoryCapacity(PlacementException):
+    msg_fmt = ("Invalid inventory for '%(resource_class)s' on resource "
+               "provider '%(provider)s'. The reserved value is "
+               "%(comparison)s total.")
+
+
+class InventoryExists(Conflict):
+    msg_fmt = ("Inventory of class %(resource_class)s already exists on "
+               "resource provider %(provider)s.")
+
+
+class InventoryInUse(Conflict):
+    msg_fmt = ("Inventory for '%(resource_classes)s' on resource provider "
+               "'%(provider)s' in use.")
+
+
+# -- resource classes ---------------------------------------------------
+
+class ResourceClassExists(Conflict):
+    msg_fmt = 'Resource class already exists: %(name)s'
+
+
+class ResourceClassCannotDeleteStandard(PlacementException):
+    msg_fmt = 'Cannot delete standard resource class %(name)s.'
+
+
+class ResourceClassCannotUpdateStandard(PlacementException):
+    msg_fmt = 'Cannot update standard resource class %(name)s'
+
+
+class ResourceClassInUse(Conflict):
+    msg_fmt = ('Cannot delete resource class %(name)s. Class is in use in '
+               'inventory.')
+
+
+class MaxDBRetriesExceeded(Conflict):
+    msg_fmt = ('Max retries of DB transaction exceeded attempting to '
+               'create resource class: %(name)s, please try again.')

@@ -16,9 +16,12 @@ from placement import microversion
 from placement import middleware
 from placement import requestlog
 from placement.handlers import aggregate
+from placement.handlers import inventory
+from placement.handlers import resource_class
 from placement.handlers import resource_provider
 from placement.handlers import root
 from placement.handlers import trait
+from placement.handlers import usage
 
 ROUTES = {
     '/': {
@@ -32,6 +35,21 @@ ROUTES = {
         'GET': resource_provider.get_resource_provider,
         'DELETE': resource_provider.delete_resource_provider,
         'PUT': resource_provider.update_resource_provider,
+    },
+    '/resource_providers/{uuid}/inventories': {
+        'GET': inventory.get_inventories,
+        'POST': inventory.create_inventory,
+        'PUT': inventory.set_inventories,
+        'DELETE': (inventory.delete_inventories_not_allowed,
+                   inventory.delete_inventories),
+    },
+    '/resource_providers/{uuid}/inventories/{resource_class}': {
+        'GET': inventory.get_inventory,
+        'PUT': inventory.update_inventory,
+        'DELETE': inventory.delete_inventory,
+    },
+    '/resource_providers/{uuid}/usages': {
+        'GET': usage.list_usages,
     },
     '/resource_providers/{uuid}/aggregates': {
         'GET': aggregate.get_aggregates,
@@ -49,6 +67,16 @@ ROUTES = {
         'GET': trait.get_trait,
         'PUT': trait.put_trait,
         'DELETE': trait.delete_trait,
+    },
+    '/resource_classes': {
+        'GET': resource_class.list_resource_classes,
+        'POST': resource_class.create_resource_class,
+    },
+    '/resource_classes/{name}': {
+        'GET': resource_class.get_resource_class,
+        'PUT': (resource_class.update_resource_class,
+                resource_class.create_or_confirm_resource_class),
+        'DELETE': resource_class.delete_resource_class,
     },
 }
 

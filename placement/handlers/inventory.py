@@ -1,0 +1,218 @@
+"""/resource_providers/{uuid}/inventories[/{resource_class}] (spec 03)."""
+
+from placement import errors
+from placement import exception
+from placement import microversion
+from placement.handlers import resource_provider as rp_handler
+from placement.objects import inventory as inv_obj
+from placement.objects import resource_provider as rp_obj
+from placement.schemas import inventory as schema
+from placement import util
+
+_GENERATION_CONFLICT = 'resource provider generation conflict'
+
+
+def _min_capacity(req):
+    """Capacity may be zero (reserved == total) from 1.26."""
+    return 0 if util.version(req) >= (1, 26) else 1
+
+
+def _provider_for_read(ctx, uuid):
+    """The provider, or 404 with the reference's doubled message."""
+    try:
+        return rp_obj.get_by_uuid(ctx, uuid)
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound('%s : %s' % (exc, exc))
+
+
+def _record(inventory):
+    """A stored inventory as it is shown (allocation_ratio a float)."""
+    record = inventory.record()
+    record['allocation_ratio'] = float(record['allocation_ratio'])
+    return record
+
+
+def _single(record, generation):
+    body = dict(record)
+    if generation:
+        body['resource_provider_generation'] = generation
+    return body
+
+
+def _written(data):
+    """A written record as echoed back: the values as supplied, defaults
+    for what was omitted."""
+    return {**inv_obj.DEFAULTS,
+            **{k: v for k, v in data.items() if k in inv_obj.FIELDS}}
+
+
+@util.accept_json
+def get_inventories(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:inventories:list')
+    provider = _provider_for_read(ctx, req.urlvars['uuid'])
+    inventories = inv_obj.get_all(ctx, provider)
+    return util.json_response(req, {
+        'resource_provider_generation': provider.generation,
+        'inventories': {i.resource_class: _record(i) for i in inventories},
+    }, last_modified=util.newest(i.last_modified for i in inventories))
+
+
+@util.accept_json
+def get_inventory(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:inventories:show')
+    provider = _provider_for_read(ctx, req.urlvars['uuid'])
+    resource_class = req.urlvars['resource_class']
+    inventory = inv_obj.get_one(ctx, provider, resource_class)
+    if inventory is None:
+        raise errors.NotFound('No inventory of class %s for %s'
+                              % (resource_class, provider.uuid))
+    return util.json_response(
+        req, _single(_record(inventory), provider.generation),
+        last_modified=inventory.last_modified)
+
+
+@util.require_json_content
+def create_inventory(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:inventories:create')
+    provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
+    data = util.json_body(req, schema.POST)
+    resource_class = data['resource_class']
+    try:
+        generation = inv_obj.create(ctx, provider, resource_class, data,
+                                    _min_capacity(req))
+    except (exception.InvalidInventoryCapacity,
+            exception.ResourceClassNotFound) as exc:
+        raise errors.BadRequest(
+            'Unable to create inventory for resource provider %s: %s'
+            % (provider.uuid, exc))
+    except exception.ConcurrentUpdateDetected as exc:
+        raise errors.Conflict('Update conflict: %s' % exc,
+                              code=errors.CONCURRENT_UPDATE)
+    except exception.InventoryExists as exc:
+        raise errors.Conflict('Update conflict: %s' % exc,
+                              code=errors.CONCURRENT_UPDATE)
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound(str(exc))
+    location = util.location(req, '/resource_providers/%s/inventories/%s'
+                             % (provider.uuid, resource_class))
+    return util.json_response(req, _single(_written(data), generation),
+                              status=201, last_modified=util.now(),
+                              headers={'Location': location})
+
+
+@util.require_json_content
+def update_inventory(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:inventories:update')
+    provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
+    data = util.json_body(req, schema.PUT_ONE)
+    resource_class = req.urlvars['resource_class']
+    try:
+        generation = inv_obj.update(
+            ctx, provider, resource_class, data,
+            data['resource_provider_generation'], _min_capacity(req))
+    except exception.ResourceProviderGenerationMismatch:
+        raise errors.Conflict(_GENERATION_CONFLICT,
+                              code=errors.CONCURRENT_UPDATE)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.NotFound(str(exc), vary=False)
+    except exception.InvalidInventoryCapacity as exc:
+        raise errors.BadRequest(
+            'Unable to update inventory for resource provider %s: %s'
+            % (provider.uuid, exc))
+    except exception.InventoryNotFound as exc:
+        raise errors.BadRequest(
+            'No inventory record with resource class for resource provider '
+            '%s: %s' % (provider.uuid, exc))
+    except (exception.ConcurrentUpdateDetected,
+            exception.ResourceProviderNotFound) as exc:
+        raise errors.Conflict('update conflict: %s' % exc,
+                              code=errors.CONCURRENT_UPDATE)
+    return util.json_response(req, _single(_written(data), generation),
+                              last_modified=util.now())
+
+
+@util.require_json_content
+def set_inventories(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:inventories:update')
+    provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
+    data = util.json_body(req, schema.PUT_ALL)
+    records = data['inventories']
+    try:
+        generation = inv_obj.replace_all(
+            ctx, provider, records, data['resource_provider_generation'],
+            _min_capacity(req))
+    except exception.ResourceProviderGenerationMismatch:
+        raise errors.Conflict(_GENERATION_CONFLICT,
+                              code=errors.CONCURRENT_UPDATE)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.BadRequest(
+            'Unknown resource class in inventory for resource provider '
+            '%s: %s' % (provider.uuid, exc))
+    except exception.InvalidInventoryCapacity as exc:
+        raise errors.BadRequest(
+            'Unable to update inventory for resource provider %s: %s'
+            % (provider.uuid, exc))
+    except exception.InventoryInUse as exc:
+        raise errors.Conflict('update conflict: %s' % exc,
+                              code=errors.INVENTORY_INUSE)
+    except (exception.ConcurrentUpdateDetected,
+            exception.ResourceProviderNotFound) as exc:
+        raise errors.Conflict('update conflict: %s' % exc,
+                              code=errors.CONCURRENT_UPDATE)
+    return util.json_response(req, {
+        'resource_provider_generation': generation,
+        'inventories': {name: _written(record)
+                        for name, record in records.items()},
+    }, last_modified=util.now())
+
+
+def delete_inventory(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:inventories:delete')
+    provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
+    resource_class = req.urlvars['resource_class']
+    prefix = 'No inventory of class %s found for delete' % resource_class
+    try:
+        inv_obj.delete(ctx, provider, resource_class)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.NotFound('%s: %s' % (prefix, exc))
+    except exception.InventoryNotFound:
+        raise errors.NotFound('%s: %s' % (prefix, prefix))
+    except (exception.InventoryInUse, exception.ConcurrentUpdateDetected,
+            exception.ResourceProviderNotFound) as exc:
+        # The reference reports an inventory in use as a concurrent
+        # update (quirk Q9).
+        raise errors.Conflict('Unable to delete inventory of class %s: %s'
+                              % (resource_class, exc),
+                              code=errors.CONCURRENT_UPDATE)
+    return util.empty_response(req)
+
+
+@microversion.serves('1.0', '1.4')
+def delete_inventories_not_allowed(req):
+    """DELETE of all inventories before 1.5: 405 without ``Allow``."""
+    raise errors.MethodNotAllowed()
+
+
+
+@microversion.serves('1.5')
+def delete_inventories(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:inventories:delete')
+    provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
+    try:
+        inv_obj.delete_all(ctx, provider)
+    except exception.InventoryInUse as exc:
+        raise errors.Conflict(str(exc), code=errors.INVENTORY_INUSE)
+    except (exception.ConcurrentUpdateDetected,
+            exception.ResourceProviderNotFound):
+        raise errors.Conflict(
+            'Unable to delete inventory for resource provider %s because '
+            'the inventory was updated by another process. Please retry '
+            'your request.' % provider.uuid, code=errors.CONCURRENT_UPDATE)
+    return util.empty_response(req)

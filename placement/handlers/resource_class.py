@@ -1,0 +1,117 @@
+"""/resource_classes and /resource_classes/{name} (spec 06, MV >= 1.2)."""
+
+from placement import errors
+from placement import exception
+from placement import microversion
+from placement.objects import resource_class as rc_obj
+from placement.schemas import resource_class as schema
+from placement import util
+
+
+def _serialize(req, name):
+    return {'name': name,
+            'links': [{'rel': 'self',
+                       'href': util.href(req, '/resource_classes/' + name)}]}
+
+
+def _location(req, name):
+    return {'Location': util.location(req, '/resource_classes/' + name)}
+
+
+def _get_or_404(ctx, name):
+    try:
+        return rc_obj.get_by_name(ctx, name)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.NotFound(str(exc), vary=False)
+
+
+@microversion.serves('1.2')
+@util.accept_json
+def list_resource_classes(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_classes:list')
+    classes = rc_obj.list_classes(ctx)
+    # Standard classes count as modified now, so the list always is.
+    return util.json_response(
+        req, {'resource_classes': [_serialize(req, rc.name)
+                                   for rc in classes]},
+        last_modified=util.now())
+
+
+@microversion.serves('1.2')
+@util.accept_json
+def get_resource_class(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_classes:show')
+    resource_class = _get_or_404(ctx, req.urlvars['name'])
+    return util.json_response(
+        req, _serialize(req, resource_class.name),
+        last_modified=resource_class.last_modified or util.now())
+
+
+@microversion.serves('1.2')
+@util.require_json_content
+def create_resource_class(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_classes:create')
+    name = util.json_body(req, schema.BODY)['name']
+    try:
+        rc_obj.create(ctx, name)
+    except exception.ResourceClassExists:
+        raise errors.Conflict(
+            'Conflicting resource class already exists: %s' % name)
+    except exception.MaxDBRetriesExceeded as exc:
+        raise errors.Conflict(str(exc))
+    return util.empty_response(req, 201, headers=_location(req, name))
+
+
+@microversion.serves('1.2', '1.6')
+@util.require_json_content
+def update_resource_class(req):
+    """Rename a custom class (before 1.7)."""
+    ctx = util.context(req)
+    ctx.can('placement:resource_classes:update')
+    new_name = util.json_body(req, schema.BODY)['name']
+    name = req.urlvars['name']
+    try:
+        renamed = rc_obj.rename(ctx, name, new_name)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.NotFound(str(exc), vary=False)
+    except exception.ResourceClassCannotUpdateStandard as exc:
+        raise errors.BadRequest(str(exc))
+    except exception.ResourceClassExists as exc:
+        raise errors.Conflict(str(exc))
+    return util.json_response(req, _serialize(req, renamed.name))
+
+
+@microversion.serves('1.7')
+def create_or_confirm_resource_class(req):
+    """Create a custom class named by the path, or confirm it exists (no
+    body is read from 1.7)."""
+    ctx = util.context(req)
+    ctx.can('placement:resource_classes:update')
+    name = req.urlvars['name']
+    problem = util.validate_value(name, schema.NAME)
+    if problem:
+        raise errors.BadRequest('JSON does not validate: %s' % problem)
+    try:
+        created = rc_obj.ensure(ctx, name)
+    except exception.MaxDBRetriesExceeded as exc:
+        raise errors.Conflict(str(exc))
+    return util.empty_response(req, 201 if created else 204,
+                               headers=_location(req, name))
+
+
+@microversion.serves('1.2')
+def delete_resource_class(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_classes:delete')
+    try:
+        rc_obj.destroy(ctx, req.urlvars['name'])
+    except exception.ResourceClassNotFound as exc:
+        raise errors.NotFound(str(exc), vary=False)
+    except exception.ResourceClassCannotDeleteStandard as exc:
+        raise errors.BadRequest('Error in delete resource class: %s' % exc)
+    except exception.ResourceClassInUse as exc:
+        raise errors.Conflict('Error in delete resource class: %s' % exc)
+    return util.empty_response(req)

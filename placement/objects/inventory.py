@@ -1,0 +1,258 @@
+"""Inventories: how much of each resource class a provider offers.
+
+Every write locks the provider row, changes the inventory rows and bumps
+the provider generation in one transaction. Writes take ``min_capacity``:
+the smallest capacity a record may have (1 below microversion 1.26, 0
+from it), or None to skip the rule, as the reshaper does.
+"""
+
+import dataclasses
+import datetime
+import typing
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from placement.db import api as db_api
+from placement.db import tables
+from placement import exception
+from placement.objects import resource_class as rc_obj
+from placement.objects import resource_provider as rp_obj
+
+_INV = tables.inventories
+_RC = tables.resource_classes
+_ALLOC = tables.allocations
+
+MAX_INT = 2147483647
+#: Values of omitted record fields (spec 03 §1).
+DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': MAX_INT,
+            'step_size': 1, 'allocation_ratio': 1.0}
+FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+          'allocation_ratio')
+
+
+@dataclasses.dataclass
+class Inventory:
+    resource_class: str
+    total: int
+    reserved: int
+    min_unit: int
+    max_unit: int
+    step_size: int
+    allocation_ratio: float
+    created_at: typing.Optional[datetime.datetime] = None
+    updated_at: typing.Optional[datetime.datetime] = None
+
+    @property
+    def capacity(self):
+        return capacity(self.total, self.reserved, self.allocation_ratio)
+
+    @property
+    def last_modified(self):
+        return self.updated_at or self.created_at
+
+    def record(self):
+        return {name: getattr(self, name) for name in FIELDS}
+
+
+def capacity(total, reserved, allocation_ratio):
+    """Usable amount: ``int((total - reserved) * allocation_ratio)``."""
+    return int((total - reserved) * allocation_ratio)
+
+
+def with_defaults(record):
+    """A full record from a request body record (extra keys dropped)."""
+    full = dict(DEFAULTS)
+    full.update((k, v) for k, v in record.items() if k in FIELDS)
+    return full
+
+
+def check_capacity(provider_uuid, resource_class, record, min_capacity):
+    """Raise InvalidInventoryCapacity if the full ``record``'s capacity is
+    below ``min_capacity`` (None: no rule)."""
+    if min_capacity is None:
+        return
+    value = capacity(record['total'], record['reserved'],
+                     record['allocation_ratio'])
+    if value >= min_capacity:
+        return
+    raise exception.InvalidInventoryCapacity(
+        resource_class=resource_class, provider=provider_uuid,
+        comparison='greater than or equal to' if min_capacity > 0
+        else 'greater than')
+
+
+def _select(provider_id):
+    return (sa.select(_RC.c.name.label('resource_class'), _INV.c.total,
+                      _INV.c.reserved,
+                      _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
+                      _INV.c.allocation_ratio, _INV.c.created_at,
+                      _INV.c.updated_at)
+            .join(_RC, _RC.c.id == _INV.c.resource_class_id)
+            .where(_INV.c.resource_provider_id == provider_id)
+            .order_by(_INV.c.resource_class_id))
+
+
+@db_api.reader
+def get_all(ctx, provider):
+    """The provider's inventories, in resource class id order."""
+    return [Inventory(**row._mapping)
+            for row in ctx.conn.execute(_select(provider.id))]
+
+
+@db_api.reader
+def get_one(ctx, provider, resource_class):
+    """The provider's inventory of one class, or None."""
+    row = ctx.conn.execute(
+        _select(provider.id).where(_RC.c.name == resource_class)).first()
+    return Inventory(**row._mapping) if row else None
+
+
+def _locked_generation(ctx, provider):
+    generation = rp_obj.lock(ctx, [provider.id]).get(provider.id)
+    if generation is None:
+        raise exception.ResourceProviderNotFound(uuid=provider.uuid)
+    return generation
+
+
+def _check_generation(actual, expected):
+    if expected is not None and actual != expected:
+        raise exception.ResourceProviderGenerationMismatch()
+
+
+def _classes_in_use(ctx, provider_id, class_ids):
+    """Names of those of ``class_ids`` with allocations on the provider."""
+    if not class_ids:
+        return []
+    rows = ctx.conn.execute(
+        sa.select(_RC.c.name).where(_RC.c.id.in_(
+            sa.select(_ALLOC.c.resource_class_id).where(
+                _ALLOC.c.resource_provider_id == provider_id,
+                _ALLOC.c.resource_class_id.in_(sorted(class_ids)))))
+        .order_by(_RC.c.id))
+    return list(rows.scalars())
+
+
+def _in_use_error(provider, names):
+    return exception.InventoryInUse(resource_classes=', '.join(names),
+                                    provider=provider.uuid)
+
+
+@db_api.writer
+def create(ctx, provider, resource_class, record, min_capacity):
+    """Add one inventory; InventoryExists if the class already has one.
+
+    Returns the provider's new generation.
+    """
+    record = with_defaults(record)
+    check_capacity(provider.uuid, resource_class, record, min_capacity)
+    class_id = rc_obj.ids_by_name(ctx, [resource_class])[resource_class]
+    generation = _locked_generation(ctx, provider)
+    values = dict(record, resource_provider_id=provider.id,
+                  resource_class_id=class_id, created_at=db_api.utcnow())
+    try:
+        with ctx.conn.begin_nested():
+            ctx.conn.execute(sa.insert(_INV).values(values))
+    except sa_exc.IntegrityError as exc:
+        if not db_api.is_duplicate(exc):
+            raise
+        raise exception.InventoryExists(resource_class=resource_class,
+                                        provider=provider.uuid)
+    return rp_obj.increment_generation(ctx, provider.id, generation)
+
+
+@db_api.writer
+def update(ctx, provider, resource_class, record, generation, min_capacity):
+    """Replace one existing inventory record after checking the provider
+    generation. Returns the new generation."""
+    current = _locked_generation(ctx, provider)
+    _check_generation(current, generation)
+    class_id = rc_obj.ids_by_name(ctx, [resource_class])[resource_class]
+    record = with_defaults(record)
+    check_capacity(provider.uuid, resource_class, record, min_capacity)
+    result = ctx.conn.execute(
+        sa.update(_INV)
+        .where(_INV.c.resource_provider_id == provider.id,
+               _INV.c.resource_class_id == class_id)
+        .values(dict(record, updated_at=db_api.utcnow())))
+    if result.rowcount != 1:
+        raise exception.InventoryNotFound(resource_class=resource_class)
+    return rp_obj.increment_generation(ctx, provider.id, current)
+
+
+@db_api.writer
+def replace_all(ctx, provider, records, generation=None, min_capacity=None):
+    """Make the provider's inventory exactly ``records`` ({class: record}).
+
+    Checks the generation when one is given, refuses to drop a class that
+    has allocations (InventoryInUse), and bumps the generation even when
+    nothing changes. Returns the new generation.
+    """
+    current = _locked_generation(ctx, provider)
+    _check_generation(current, generation)
+    ids = rc_obj.ids_by_name(ctx, list(records))
+    records = {name: with_defaults(record)
+               for name, record in records.items()}
+    for name, record in records.items():
+        check_capacity(provider.uuid, name, record, min_capacity)
+    existing = dict(ctx.conn.execute(
+        sa.select(_INV.c.resource_class_id, _INV.c.id)
+        .where(_INV.c.resource_provider_id == provider.id)).all())
+    dropped = set(existing) - set(ids.values())
+    in_use = _classes_in_use(ctx, provider.id, dropped)
+    if in_use:
+        raise _in_use_error(provider, in_use)
+    if dropped:
+        ctx.conn.execute(sa.delete(_INV).where(
+            _INV.c.id.in_([existing[c] for c in dropped])))
+    now = db_api.utcnow()
+    for name, record in records.items():
+        if ids[name] in existing:
+            ctx.conn.execute(
+                sa.update(_INV).where(_INV.c.id == existing[ids[name]])
+                .values(dict(record, updated_at=now)))
+        else:
+            ctx.conn.execute(sa.insert(_INV).values(
+                dict(record, resource_provider_id=provider.id,
+                     resource_class_id=ids[name], created_at=now)))
+    return rp_obj.increment_generation(ctx, provider.id, current)
+
+
+@db_api.writer
+def delete(ctx, provider, resource_class):
+    """Remove one inventory that has no allocations. Returns the new
+    generation."""
+    class_id = rc_obj.ids_by_name(ctx, [resource_class])[resource_class]
+    generation = _locked_generation(ctx, provider)
+    if _classes_in_use(ctx, provider.id, [class_id]):
+        raise _in_use_error(provider, [resource_class])
+    result = ctx.conn.execute(sa.delete(_INV).where(
+        _INV.c.resource_provider_id == provider.id,
+        _INV.c.resource_class_id == class_id))
+    if result.rowcount != 1:
+        raise exception.InventoryNotFound(resource_class=resource_class)
+    return rp_obj.increment_generation(ctx, provider.id, generation)
+
+
+@db_api.writer
+def delete_all(ctx, provider):
+    """Remove every inventory, none of which may have allocations. The
+    generation is bumped even if there was nothing to remove."""
+    return replace_all(ctx, provider, {})
+
+
+@db_api.reader
+def usages(ctx, provider):
+    """{class name: amount allocated} for every inventory of the provider,
+    0 where nothing is allocated, in one query."""
+    used = (sa.select(_ALLOC.c.resource_class_id,
+                      sa.func.sum(_ALLOC.c.used).label('used'))
+            .where(_ALLOC.c.resource_provider_id == provider.id)
+            .group_by(_ALLOC.c.resource_class_id).subquery())
+    rows = ctx.conn.execute(
+        sa.select(_RC.c.name, sa.func.coalesce(used.c.used, 0))
+        .select_from(_INV.join(_RC, _RC.c.id == _INV.c.resource_class_id)
+                     .outerjoin(used, used.c.resource_class_id
+                                == _INV.c.resource_class_id))
+        .where(_INV.c.resource_provider_id == provider.id))
+    return {name: int(amount) for name, amount in rows}

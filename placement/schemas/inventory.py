@@ -1,0 +1,58 @@
+"""Schemas for /resource_providers/{uuid}/inventories."""
+
+import copy
+
+from placement.schemas import common
+
+MAX_INT = 2147483647
+
+RECORD = {
+    'type': 'object',
+    'properties': {
+        'total': {'type': 'integer', 'minimum': 1, 'maximum': MAX_INT},
+        'reserved': {'type': 'integer', 'minimum': 0, 'maximum': MAX_INT},
+        'min_unit': {'type': 'integer', 'minimum': 1, 'maximum': MAX_INT},
+        'max_unit': {'type': 'integer', 'minimum': 1, 'maximum': MAX_INT},
+        'step_size': {'type': 'integer', 'minimum': 1, 'maximum': MAX_INT},
+        'allocation_ratio': {'type': 'number', 'maximum': 3.40282e+38},
+    },
+    'required': ['total'],
+    'additionalProperties': False,
+}
+
+# POST …/inventories: one record plus its class; a generation is allowed
+# but not checked.
+POST = common.with_properties(
+    RECORD, {'resource_class': common.RESOURCE_CLASS_NAME,
+             'resource_provider_generation': common.GENERATION},
+    required=['total', 'resource_class'])
+
+# PUT …/inventories/{rc}: one record, generation required.
+PUT_ONE = common.with_properties(
+    RECORD, {'resource_provider_generation': common.GENERATION},
+    required=['total', 'resource_provider_generation'])
+
+# A record inside PUT …/inventories (and the reshaper) may repeat the
+# generation, which is ignored.
+_RECORD_IN_SET = common.with_properties(
+    RECORD, {'resource_provider_generation': common.GENERATION})
+
+# PUT …/inventories. Keys not matching the class pattern are not
+# validated by the schema; the handler rejects them as unknown classes.
+PUT_ALL = {
+    'type': 'object',
+    'properties': {
+        'resource_provider_generation': common.GENERATION,
+        'inventories': {
+            'type': 'object',
+            'patternProperties': {'^[A-Z0-9_]+$': _RECORD_IN_SET},
+        },
+    },
+    'required': ['resource_provider_generation', 'inventories'],
+    'additionalProperties': False,
+}
+
+
+def put_all_schema():
+    """A copy of PUT_ALL for bodies that embed it (the reshaper)."""
+    return copy.deepcopy(PUT_ALL)

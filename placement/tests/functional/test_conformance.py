@@ -62,6 +62,9 @@ PLACEHOLDERS = {
     '…': '.*',
 }
 
+REQUEST_ID = ('req-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-'
+              '[0-9a-f]{12}')
+
 Response = collections.namedtuple('Response', 'status headers body')
 
 
@@ -135,7 +138,8 @@ class HTTPClient:
             conn.close()
 
 
-def _request(client, row, sym):
+def _request(row, sym):
+    """The row's request as (method, path, headers, body)."""
     method, path = row['req'].split(' ', 1)
     headers = {}
     if row.get('token', 'admin') is not None:
@@ -154,17 +158,28 @@ def _request(client, row, sym):
         for default in [h for h in headers if h.lower() == name.lower()]:
             del headers[default]
         headers[name] = value
-    return client(method, sym(path), headers, body)
+    return method, sym(path), headers, body
 
 
-def _version(row):
-    """The microversion the service negotiates for the row, or None."""
-    if 'mv' not in row:
+def negotiated_version(headers):
+    """The microversion a request's headers select (spec 01 §3.1).
+
+    None when the value is not a supported version (the service answers
+    400 or 406 without version headers then).
+    """
+    value = ','.join(v for k, v in headers.items()
+                     if k.lower() == 'openstack-api-version')
+    for entry in reversed(value.split(',')):
+        words = entry.split()
+        if len(words) == 2 and words[0].lower() == 'placement':
+            wanted = words[1]
+            break
+    else:
         return (1, 0)
-    if row['mv'] == 'latest':
+    if wanted == 'latest':
         return (1, 39)
     try:
-        major, minor = (int(p) for p in row['mv'].split('.'))
+        major, minor = (int(p) for p in wanted.split('.', 1))
     except ValueError:
         return None
     return (major, minor) if (1, 0) <= (major, minor) <= (1, 39) else None
@@ -212,7 +227,7 @@ def _same(found, expected):
     return _unordered(found) == _unordered(expected)
 
 
-def _check_error(row, resp, doc, message, problems):
+def _check_error(row, version, resp, doc, message, problems):
     """The JSON error body (spec 01 §6): one error, envelope, code."""
     errors = doc.get('errors') if isinstance(doc, dict) else None
     if not errors or len(errors) != 1:
@@ -224,7 +239,6 @@ def _check_error(row, resp, doc, message, problems):
     if error.get('request_id') != resp.headers.get('x-openstack-request-id'):
         problems.append('request_id %r is not the response id'
                         % error.get('request_id'))
-    version = _version(row)
     want_code = row.get('code') or (
         'placement.undefined_code' if version and version >= (1, 23)
         else None)
@@ -242,13 +256,34 @@ def _check_error(row, resp, doc, message, problems):
         problems.append('message %r, expected %r' % (rest, message))
 
 
-def check(row, resp, sym):
+def _check_general(version, resp, problems):
+    """What spec 01 asks of every response, whatever the row."""
+    if not re.fullmatch(REQUEST_ID, resp.headers.get(
+            'x-openstack-request-id', '')):
+        problems.append('request id %r'
+                        % resp.headers.get('x-openstack-request-id'))
+    want = None
+    if version is not None and resp.status != 401:
+        want = 'placement %d.%d' % version
+    if resp.headers.get('openstack-api-version') != want:
+        problems.append('openstack-api-version %r, expected %r' % (
+            resp.headers.get('openstack-api-version'), want))
+    content_type = resp.headers.get('content-type')
+    if resp.status == 204 and (content_type or resp.body):
+        problems.append('204 with content: %r' % content_type)
+    if resp.body.startswith(b'{') and content_type != 'application/json':
+        problems.append('JSON body as %r' % content_type)
+
+
+def check(row, request, resp, sym):
     """Every problem of the response against the row's expectations."""
     problems = []
     if resp.status != row['status']:
         problems.append('status %d, expected %d: %s' % (
             resp.status, row['status'], resp.body[:300]))
         return problems
+    version = negotiated_version(request[2])
+    _check_general(version, resp, problems)
     for name, value in sym(row.get('headers', {})).items():
         if resp.headers.get(name) != value:
             problems.append('header %s: %r, expected %r' % (
@@ -258,7 +293,8 @@ def check(row, resp, sym):
     except ValueError:
         doc = None
     if resp.status >= 400 and doc and 'errors' in doc:
-        _check_error(row, resp, doc, sym(row.get('message')), problems)
+        _check_error(row, version, resp, doc, sym(row.get('message')),
+                     problems)
     elif 'message' in row:
         problems.append('no placement error body: %r' % resp.body[:300])
     if 'json' in row and not _same(doc, sym(row['json'])):
@@ -302,8 +338,8 @@ def run_rows(client):
             label = ('row %d' % row['n'] if 'n' in row
                      else 'setup %s' % row['setup'])
             try:
-                resp = _request(client, row, sym)
-                problems = check(row, resp, sym)
+                request = _request(row, sym)
+                problems = check(row, request, client(*request), sym)
             except Exception as exc:  # a bad body must not stop the run
                 problems = ['%s: %s' % (type(exc).__name__, exc)]
             failures.extend('%s %s: %s' % (label, row['req'], p)

@@ -56,6 +56,8 @@ PLACEHOLDERS = {
 REQUEST_ID = ('req-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-'
               '[0-9a-f]{12}')
 
+HTTP_DATE = r'[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT'
+
 Response = collections.namedtuple('Response', 'status headers body')
 
 
@@ -246,7 +248,38 @@ def _check_error(row, version, resp, doc, message, problems):
         problems.append('message %r, expected %r' % (rest, message))
 
 
-def _check_general(version, resp, problems):
+def _cached(method, path, version, status):
+    """Whether the response carries the cache headers (spec 01 §8)."""
+    if version is None or version < (1, 15) or status >= 400:
+        return False
+    if method == 'GET':
+        return True
+    if method not in ('PUT', 'POST') or path.startswith(
+            ('/allocations', '/reshaper', '/resource_classes')):
+        return False
+    return not (method, path) == ('POST', '/resource_providers') or (
+        version >= (1, 20))
+
+
+def _check_cache_headers(request, version, resp, problems):
+    method, path = request[0], request[1].split('?')[0]
+    present = [h for h in ('cache-control', 'last-modified')
+               if h in resp.headers]
+    if not _cached(method, path, version, resp.status):
+        if present:
+            problems.append('unexpected %s' % ', '.join(present))
+        return
+    if resp.headers.get('cache-control') != 'no-cache':
+        problems.append('cache-control %r'
+                        % resp.headers.get('cache-control'))
+    # The reference omits Last-Modified where it has no timestamp (a
+    # provider's first update, an empty inventory) though §8 says "now".
+    modified = resp.headers.get('last-modified')
+    if modified is not None and not re.fullmatch(HTTP_DATE, modified):
+        problems.append('last-modified %r' % modified)
+
+
+def _check_general(request, version, resp, problems):
     """What spec 01 asks of every response, whatever the row."""
     if not re.fullmatch(REQUEST_ID, resp.headers.get(
             'x-openstack-request-id', '')):
@@ -259,10 +292,11 @@ def _check_general(version, resp, problems):
         problems.append('openstack-api-version %r, expected %r' % (
             resp.headers.get('openstack-api-version'), want))
     content_type = resp.headers.get('content-type')
-    if resp.status == 204 and (content_type or resp.body):
-        problems.append('204 with content: %r' % content_type)
+    if not resp.body and content_type and request[0] != 'HEAD':
+        problems.append('Content-Type %r without a body' % content_type)
     if resp.body.startswith(b'{') and content_type != 'application/json':
         problems.append('JSON body as %r' % content_type)
+    _check_cache_headers(request, version, resp, problems)
 
 
 def check(row, request, resp, sym):
@@ -273,7 +307,7 @@ def check(row, request, resp, sym):
             resp.status, row['status'], resp.body[:300]))
         return problems
     version = negotiated_version(request[2])
-    _check_general(version, resp, problems)
+    _check_general(request, version, resp, problems)
     for name, value in sym(row.get('headers', {})).items():
         if resp.headers.get(name) != value:
             problems.append('header %s: %r, expected %r' % (

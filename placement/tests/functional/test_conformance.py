@@ -58,6 +58,12 @@ REQUEST_ID = ('req-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-'
 
 HTTP_DATE = r'[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT'
 
+#: Every key a row may have (see conformance.yaml); any other is a typo
+#: that would silently leave an expectation unchecked.
+ROW_KEYS = {'n', 'setup', 'req', 'mv', 'with', 'token', 'body', 'raw',
+            'status', 'code', 'message', 'json', 'paths', 'members',
+            'names', 'headers', 'candidates', 'summaries', 'count'}
+
 Response = collections.namedtuple('Response', 'status headers body')
 
 
@@ -299,28 +305,8 @@ def _check_general(request, version, resp, problems):
     _check_cache_headers(request, version, resp, problems)
 
 
-def check(row, request, resp, sym):
-    """Every problem of the response against the row's expectations."""
-    problems = []
-    if resp.status != row['status']:
-        problems.append('status %d, expected %d: %s' % (
-            resp.status, row['status'], resp.body[:300]))
-        return problems
-    version = negotiated_version(request[2])
-    _check_general(request, version, resp, problems)
-    for name, value in sym(row.get('headers', {})).items():
-        if resp.headers.get(name) != value:
-            problems.append('header %s: %r, expected %r' % (
-                name, resp.headers.get(name), value))
-    try:
-        doc = json.loads(resp.body) if resp.body else None
-    except ValueError:
-        doc = None
-    if resp.status >= 400 and doc and 'errors' in doc:
-        _check_error(row, version, resp, doc, sym(row.get('message')),
-                     problems)
-    elif 'message' in row:
-        problems.append('no placement error body: %r' % resp.body[:300])
+def _check_facts(row, doc, sym, problems):
+    """The recorded facts about the row's response body."""
     if 'json' in row and not _same(doc, sym(row['json'])):
         problems.append('body %r, expected %r' % (doc, sym(row['json'])))
     for dotted, value in row.get('paths', {}).items():
@@ -349,6 +335,31 @@ def check(row, request, resp, sym):
                 doc['provider_summaries']))
     if 'count' in row and len(doc['allocation_requests']) != row['count']:
         problems.append('%d candidates' % len(doc['allocation_requests']))
+
+
+def check(row, request, resp, sym):
+    """Every problem of the response against the row's expectations."""
+    problems = []
+    if resp.status != row['status']:
+        problems.append('status %d, expected %d: %s' % (
+            resp.status, row['status'], resp.body[:300]))
+        return problems
+    version = negotiated_version(request[2])
+    _check_general(request, version, resp, problems)
+    for name, value in sym(row.get('headers', {})).items():
+        if resp.headers.get(name) != value:
+            problems.append('header %s: %r, expected %r' % (
+                name, resp.headers.get(name), value))
+    try:
+        doc = json.loads(resp.body) if resp.body else None
+    except ValueError:
+        doc = None
+    if resp.status >= 400 and doc and 'errors' in doc:
+        _check_error(row, version, resp, doc, sym(row.get('message')),
+                     problems)
+    elif 'message' in row:
+        problems.append('no placement error body: %r' % resp.body[:300])
+    _check_facts(row, doc, sym, problems)
     return problems
 
 
@@ -361,6 +372,10 @@ def run_rows(client):
         for row in section['rows']:
             label = ('row %d' % row['n'] if 'n' in row
                      else 'setup %s' % row['setup'])
+            unknown = set(row) - ROW_KEYS
+            if unknown:
+                failures.append('%s: unknown keys %s' % (label,
+                                                         sorted(unknown)))
             try:
                 request = _request(row, sym)
                 problems = check(row, request, client(*request), sym)
@@ -375,6 +390,9 @@ def run_rows(client):
 def _report():
     url = os.environ.get(URL_ENV)
     if url:
+        if os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1') != '1':
+            pytest.fail('%s needs -n 0: the rows run once per database'
+                        % URL_ENV, pytrace=False)
         return run_rows(HTTPClient(url))
     db, cleanup = fixtures.new_database()
     try:

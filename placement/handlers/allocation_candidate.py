@@ -142,7 +142,7 @@ def _root_required(params):
             % value)
     required = [i for i in items if not i.startswith('!')]
     forbidden = [i.lstrip('!') for i in items if i.startswith('!')]
-    conflicts = sorted(set(required) & set(forbidden))
+    conflicts = list(dict.fromkeys(f for f in forbidden if f in required))
     if conflicts:
         raise errors.BadRequest(
             'Conflicting required and forbidden traits found in '

@@ -9,6 +9,9 @@ microversion.
 from placement.schemas import common
 
 _STRING = {'type': 'string'}
+# The reference spells these two as a one-item type list; error texts
+# print the schema, so keep its spelling.
+_STRINGS = {'type': ['string']}
 LIMIT = {'type': ['integer', 'string'], 'pattern': '^[1-9][0-9]*$',
          'minimum': 1, 'minLength': 1}
 #: Checks the first ``limit`` given (the query schema sees the last).
@@ -24,9 +27,9 @@ V1_10 = {
 # 1.16: limit.
 V1_16 = common.with_properties(V1_10, {'limit': LIMIT})
 # 1.17: required traits.
-V1_17 = common.with_properties(V1_16, {'required': _STRING})
+V1_17 = common.with_properties(V1_16, {'required': _STRINGS})
 # 1.21: member_of.
-V1_21 = common.with_properties(V1_17, {'member_of': _STRING})
+V1_21 = common.with_properties(V1_17, {'member_of': _STRINGS})
 
 
 def _grouped(prefixes, suffix, **properties):
@@ -53,8 +56,7 @@ V1_31 = _grouped(_PREFIXES + ('in_tree',), _NUMBERED)
 V1_33 = _grouped(_PREFIXES + ('in_tree',), _NAMED)
 # 1.35: root_required.
 V1_35 = _grouped(_PREFIXES + ('in_tree',), _NAMED,
-                 root_required={'type': ['string']})
+                 root_required=_STRINGS)
 # 1.36: same_subtree.
 V1_36 = _grouped(_PREFIXES + ('in_tree',), _NAMED,
-                 root_required={'type': ['string']},
-                 same_subtree={'type': ['string']})
+                 root_required=_STRINGS, same_subtree=_STRINGS)

@@ -107,7 +107,7 @@ def list_allocation_candidates(req):
         last_modified=util.now())
 
 
-# -- request-wide parameters ---------------------------------------------------------
+# -- request-wide parameters --------------------------------------------------
 
 def _limit(params):
     """The first ``limit`` (the schema checked only the last one)."""
@@ -164,7 +164,7 @@ def _same_subtree(params):
     return result
 
 
-# -- request groups ------------------------------------------------------------------
+# -- request groups -----------------------------------------------------------
 
 def _groups(params, version):
     """Groups in order of first appearance. Keys are parsed in query
@@ -265,7 +265,7 @@ def _check_conflicts(groups, version):
             'following traits keys: %s' % ', '.join(sorted(items)))
 
 
-# -- the response ------------------------------------------------------------------
+# -- the response -------------------------------------------------------------
 
 def _serialize(result, version, requested):
     return {

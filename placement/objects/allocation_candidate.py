@@ -131,9 +131,9 @@ def find(ctx, request, options=Options(), rng=random):
     if options.randomize:
         anchors = list(anchors)
         rng.shuffle(anchors)
+    round_robin = options.randomize or options.breadth_first
     found = list(itertools.islice(
-        search.generate(space, anchors,
-                        round_robin=options.randomize or options.breadth_first),
+        search.generate(space, anchors, round_robin=round_robin),
         _cap(request.limit, options.max_candidates)))
     if options.randomize:
         rng.shuffle(found)
@@ -142,7 +142,7 @@ def find(ctx, request, options=Options(), rng=random):
     return _result(ctx, found, space, class_names)
 
 
-# -- name lookups ---------------------------------------------------------------
+# -- name lookups -------------------------------------------------------------
 
 @dataclasses.dataclass
 class _GroupIds:
@@ -180,7 +180,7 @@ def _resolve(ctx, group):
                               group.forbidden_aggregates if u in aggregates})
 
 
-# -- per-group partial candidates -------------------------------------------------
+# -- per-group partial candidates ---------------------------------------------
 
 class _SpaceBuilder:
     """Turns each resolved group into a GroupPlan of the search space."""
@@ -346,7 +346,7 @@ def _pair_allowed(ids, aggregates, provider, anchor):
                 & (aggregates[provider] | aggregates[anchor]))
 
 
-# -- anchors, cap and the result ---------------------------------------------------
+# -- anchors, cap and the result ----------------------------------------------
 
 def _anchors(ctx, space, request, root_traits):
     """Anchors common to all groups that satisfy ``root_required``."""

@@ -45,7 +45,7 @@ def _with(table, column, ids):
             .where(table.c[column].in_(sorted(ids))))
 
 
-# -- WHERE clauses on resource_providers ------------------------------------
+# -- WHERE clauses on resource_providers --------------------------------------
 
 def has_traits(terms, forbidden):
     """Providers that have a trait of every term and none of forbidden
@@ -203,7 +203,7 @@ def any_nested(ctx):
         .limit(1)).first() is not None
 
 
-# -- provider summaries ------------------------------------------------------
+# -- provider summaries -------------------------------------------------------
 
 def identities(ctx, provider_ids):
     """{provider: (uuid, parent uuid or None, root uuid)}."""

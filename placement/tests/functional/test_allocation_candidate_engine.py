@@ -89,9 +89,8 @@ class Topology:
         return allocations, mappings
 
     def find(self, groups, options=ac.Options(), **request):
-        result = ac.find(self.ctx, ac.Request(groups=groups, **request),
-                         options)
-        return result
+        return ac.find(self.ctx, ac.Request(groups=groups, **request),
+                       options)
 
     def candidates(self, groups, **request):
         found = [self.shape(c) for c in self.find(groups, **request)
@@ -103,12 +102,6 @@ class Topology:
 def _alloc(**providers):
     return tuple(sorted((name, tuple(sorted(amounts.items())))
                         for name, amounts in providers.items()))
-
-
-def _maps(**suffixes):
-    return tuple(sorted((s.lstrip('_') if s == '_' else s,
-                         tuple(sorted(names)))
-                        for s, names in suffixes.items()))
 
 
 @pytest.fixture
@@ -270,7 +263,7 @@ def test_unknown_names(t1):
                           member_of=unknown_aggregate)]).candidates == []
 
 
-# -- bounded search ------------------------------------------------------------------
+# -- bounded search -----------------------------------------------------------
 
 def _wide_tree(ctx, devices):
     topo = Topology(ctx)

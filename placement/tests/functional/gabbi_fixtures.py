@@ -98,3 +98,91 @@ class APIFixture(fixture.GabbiFixture):
             raise AssertionError('%s %s -> %s: %s' % (
                 method, path, resp.status, resp.text))
         return resp.json if resp.body else None
+
+
+class SharedStorageFixture(APIFixture):
+    """Spec 10 §11 topology T1: two flat compute nodes and a sharing disk.
+
+    Fixed uuids (the candidate files compare whole JSON objects keyed by
+    provider uuid, which ``$ENVIRON`` cannot template)::
+
+        CN1 c1000000-0000-4000-8000-000000000000  VCPU 8, MEMORY_MB 4096
+        CN2 c2000000-0000-4000-8000-000000000000  VCPU 8, MEMORY_MB 4096,
+                                                  DISK_GB 100
+        SS  55000000-0000-4000-8000-000000000000  DISK_GB 1000,
+                                                  MISC_SHARES_VIA_AGGREGATE
+        all three in aggregate A a0000000-0000-4000-8000-000000000000
+    """
+
+    AGG_A = 'a0000000-0000-4000-8000-000000000000'
+
+    def populate(self):
+        self.provider('CN1', 'c1000000-0000-4000-8000-000000000000',
+                      {'VCPU': 8, 'MEMORY_MB': 4096}, aggregates=[self.AGG_A])
+        self.provider('CN2', 'c2000000-0000-4000-8000-000000000000',
+                      {'VCPU': 8, 'MEMORY_MB': 4096, 'DISK_GB': 100},
+                      aggregates=[self.AGG_A])
+        self.provider('SS', '55000000-0000-4000-8000-000000000000',
+                      {'DISK_GB': 1000}, traits=['MISC_SHARES_VIA_AGGREGATE'],
+                      aggregates=[self.AGG_A])
+
+    def provider(self, name, uuid, totals, parent=None, traits=(),
+                 aggregates=()):
+        """Create a provider with inventory totals, traits, aggregates."""
+        body = {'name': name, 'uuid': uuid}
+        if parent:
+            body['parent_provider_uuid'] = parent
+        self.api('POST', '/resource_providers', body)
+        path = '/resource_providers/%s' % uuid
+        gen = self.api('PUT', path + '/inventories', {
+            'resource_provider_generation': 0,
+            'inventories': {rc: {'total': total}
+                            for rc, total in totals.items()},
+        })['resource_provider_generation']
+        if traits:
+            for trait in traits:
+                if trait.startswith('CUSTOM_'):
+                    self.api('PUT', '/traits/' + trait)
+            gen = self.api('PUT', path + '/traits', {
+                'traits': list(traits), 'resource_provider_generation': gen,
+            })['resource_provider_generation']
+        if aggregates:
+            self.api('PUT', path + '/aggregates', {
+                'aggregates': list(aggregates),
+                'resource_provider_generation': gen})
+
+
+class NUMAFixture(SharedStorageFixture):
+    """T1 plus spec 10 §11 topology T2, a compute node with NUMA nodes
+    and physical functions::
+
+        CN    cc000000-0000-4000-8000-000000000000  VCPU 4,
+                                                    COMPUTE_VOLUME_MULTI_ATTACH
+        NUMA0 d0000000-0000-4000-8000-000000000000  (child of CN) VCPU 4,
+                                                    MEMORY_MB 2048,
+                                                    HW_NUMA_ROOT
+        NUMA1 d1000000-0000-4000-8000-000000000000  as NUMA0
+        PF0   f0000000-0000-4000-8000-000000000000  (child of NUMA0)
+                                                    SRIOV_NET_VF 8,
+                                                    CUSTOM_PHYSNET_A
+        PF1   f1000000-0000-4000-8000-000000000000  (child of NUMA1)
+                                                    SRIOV_NET_VF 8,
+                                                    CUSTOM_PHYSNET_B
+    """
+
+    def populate(self):
+        super().populate()
+        cn = 'cc000000-0000-4000-8000-000000000000'
+        numa0 = 'd0000000-0000-4000-8000-000000000000'
+        numa1 = 'd1000000-0000-4000-8000-000000000000'
+        self.provider('CN', cn, {'VCPU': 4},
+                      traits=['COMPUTE_VOLUME_MULTI_ATTACH'])
+        for name, uuid in (('NUMA0', numa0), ('NUMA1', numa1)):
+            self.provider(name, uuid, {'VCPU': 4, 'MEMORY_MB': 2048},
+                          parent=cn, traits=['HW_NUMA_ROOT'])
+        self.provider('PF0', 'f0000000-0000-4000-8000-000000000000',
+                      {'SRIOV_NET_VF': 8}, parent=numa0,
+                      traits=['CUSTOM_PHYSNET_A'])
+        self.provider('PF1', 'f1000000-0000-4000-8000-000000000000',
+                      {'SRIOV_NET_VF': 8}, parent=numa1,
+                      traits=['CUSTOM_PHYSNET_B'])

@@ -19,6 +19,7 @@ from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import inventory
 from placement.handlers import resource_class
+from placement.handlers import reshaper
 from placement.handlers import resource_provider
 from placement.handlers import root
 from placement.handlers import trait
@@ -86,6 +87,9 @@ ROUTES = {
     },
     '/usages': {
         'GET': (usage.project_usages, usage.project_usages_by_type),
+    },
+    '/reshaper': {
+        'POST': reshaper.reshape,
     },
     '/resource_classes/{name}': {
         'GET': resource_class.get_resource_class,

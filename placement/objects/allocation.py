@@ -55,7 +55,8 @@ def provider_ids(ctx, uuids):
     return found
 
 
-def _request_uuids(writes):
+def request_uuids(writes):
+    """Provider uuids named by ``writes``, in request order."""
     return [uuid for write in writes for uuid in write.allocations]
 
 
@@ -162,7 +163,7 @@ def replace(ctx, writes):
     ResourceProviderConcurrentUpdateDetected.
     """
     rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
-    rp_ids = provider_ids(ctx, _request_uuids(writes))
+    rp_ids = provider_ids(ctx, request_uuids(writes))
     current = _current_rows(ctx, [w.consumer.uuid for w in writes])
     held = collections.defaultdict(set)
     replaced = collections.Counter()
@@ -214,8 +215,8 @@ def write(ctx, writes, retries):
     written). If the write fails, consumers created while preparing it
     are deleted again.
     """
-    provider_ids(ctx, _request_uuids(writes))
-    try:
+    provider_ids(ctx, request_uuids(writes))
+    with consumer_obj.removed_on_failure(ctx, [w.consumer for w in writes]):
         for attempt in range(retries + 1):
             try:
                 return replace(ctx, writes)
@@ -224,10 +225,6 @@ def write(ctx, writes, retries):
                     raise
                 LOG.debug('Provider generation race, retry %d of %d',
                           attempt + 1, retries)
-    except Exception:
-        consumer_obj.delete_unused(
-            ctx, [w.consumer for w in writes if w.consumer.created])
-        raise
 
 
 # -- reading and deleting -------------------------------------------------

@@ -7,6 +7,7 @@ generation 0. All of that commits on its own, so records created here
 outlive a later failure unless ``delete_unused`` removes them.
 """
 
+import contextlib
 import dataclasses
 import typing
 
@@ -128,3 +129,14 @@ def delete_unused(ctx, consumers):
             _CONSUMERS.c.id == consumer.id,
             _CONSUMERS.c.generation == consumer.generation,
             ~sa.exists().where(_ALLOC.c.consumer_id == consumer.uuid)))
+
+
+@contextlib.contextmanager
+def removed_on_failure(ctx, consumers):
+    """Run a write for prepared ``consumers``; if it fails, delete those
+    the preparation created (spec 11 §5.4)."""
+    try:
+        yield
+    except Exception:
+        delete_unused(ctx, [c for c in consumers if c.created])
+        raise

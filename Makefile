@@ -12,7 +12,7 @@ PORT ?= 8000
 JOBS ?= auto
 PYTEST = env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) -q $(PYTEST_ARGS)
 
-.PHONY: run test test-sqlite test-postgresql test-mysql venv clean
+.PHONY: run test test-sqlite test-postgresql test-mysql policy-gabbits venv clean
 
 $(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg
 	PYTHON=$(PYTHON) sh tools/make-venv.sh $(VENV)
@@ -36,6 +36,11 @@ test-postgresql: venv
 
 test-mysql: venv
 	sh tools/with-mysql.sh $(PYTEST) placement/tests
+
+# Regenerate the policy walk gabbits after adding routes (see
+# placement/tests/functional/policy_walk.py).
+policy-gabbits: venv
+	env PYTHONPATH=$(CURDIR) $(BIN)/python tools/gen-policy-gabbits.py
 
 clean:
 	rm -rf $(VENV) placement.egg-info build .pytest_cache

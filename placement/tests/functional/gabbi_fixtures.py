@@ -98,3 +98,9 @@ class APIFixture(fixture.GabbiFixture):
             raise AssertionError('%s %s -> %s: %s' % (
                 method, path, resp.status, resp.text))
         return resp.json if resp.body else None
+
+
+class LegacyPolicyFixture(APIFixture):
+    """APIFixture with the legacy policy defaults (spec 13 §3)."""
+
+    conf_overrides = {'oslo_policy__enforce_new_defaults': False}

@@ -104,3 +104,9 @@ class LegacyPolicyFixture(APIFixture):
     """APIFixture with the legacy policy defaults (spec 13 §3)."""
 
     conf_overrides = {'oslo_policy__enforce_new_defaults': False}
+
+
+class CORSFixture(APIFixture):
+    """APIFixture with CORS allowing one origin (spec 01 §10)."""
+
+    conf_overrides = {'cors__allowed_origin': ['http://ui.example']}

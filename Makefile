@@ -12,7 +12,7 @@ PORT ?= 8000
 JOBS ?= auto
 PYTEST = env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) -q $(PYTEST_ARGS)
 
-.PHONY: run test test-sqlite test-postgresql venv clean
+.PHONY: run test test-sqlite test-postgresql test-mysql policy-gabbits docs venv clean
 
 $(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg
 	PYTHON=$(PYTHON) sh tools/make-venv.sh $(VENV)
@@ -26,13 +26,25 @@ venv: $(BIN)/.installed
 run: venv
 	$(BIN)/placement-api --host $(HOST) --port $(PORT)
 
-test: test-sqlite test-postgresql
+test: test-sqlite test-postgresql test-mysql
 
 test-sqlite: venv
 	$(PYTEST) placement/tests
 
 test-postgresql: venv
 	sh tools/with-postgresql.sh $(PYTEST) placement/tests
+
+test-mysql: venv
+	sh tools/with-mysql.sh $(PYTEST) placement/tests
+
+# Regenerate the policy walk gabbits after adding routes (see
+# placement/tests/functional/policy_walk.py).
+policy-gabbits: venv
+	env PYTHONPATH=$(CURDIR) $(BIN)/python tools/gen-policy-gabbits.py
+
+# Render the API reference to build/api-ref (fails on any warning).
+docs: venv
+	$(BIN)/python tools/build-docs.py
 
 clean:
 	rm -rf $(VENV) placement.egg-info build .pytest_cache

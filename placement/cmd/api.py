@@ -9,6 +9,7 @@ gunicorn or uwsgi instead (see README).
 
 import os
 import socketserver
+import sys
 from wsgiref import simple_server
 
 from oslo_config import cfg
@@ -46,6 +47,7 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     conf = placement_conf.build(argv, defaults=development_defaults(),
                                 cli_opts=CLI_OPTS)
     logging.setup(conf, 'placement')

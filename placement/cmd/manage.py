@@ -3,10 +3,15 @@
 import sys
 
 from oslo_config import cfg
+import prettytable
 
 from placement import conf as placement_conf
+from placement.db import data_migrations
 from placement.db import migration
 from placement import deploy
+
+#: Batch size of ``db online_data_migrations`` without ``--max-count``.
+BATCH = 50
 
 
 def _db_sync(conf, db):
@@ -24,6 +29,59 @@ def _db_stamp(conf, db):
     return 0
 
 
+def _run_batch(conf, db, budget, totals):
+    """Run every data migration within ``budget`` records.
+
+    Returns (records migrated, whether a migration failed).
+    """
+    migrated, failed = 0, False
+    for migrate in data_migrations.MIGRATIONS:
+        name = migrate.__name__
+        if budget - migrated <= 0:
+            break
+        try:
+            found, done = migrate(db, conf, budget - migrated)
+        except Exception:
+            print('Error attempting to run %s' % name)
+            failed = True
+            continue
+        totals[name][0] += found
+        totals[name][1] += done
+        if found:
+            print('%d rows matched query %s, %d migrated' % (
+                found, name, done))
+        migrated += done
+    return migrated, failed
+
+
+def _db_online_data_migrations(conf, db):
+    """Exit 0 when done, 1 when a limited run should be repeated, 2 when
+    a migration failed without progress, 127 on a bad --max-count."""
+    max_count = conf.command.max_count
+    totals = {m.__name__: [0, 0] for m in data_migrations.MIGRATIONS}
+    if max_count is not None:
+        if max_count < 1:
+            print('Must supply a positive value for max_count')
+            return 127
+        migrated, failed = _run_batch(conf, db, max_count, totals)
+    else:
+        print('Running batches of %d until complete' % BATCH)
+        failed = False
+        while True:
+            migrated, batch_failed = _run_batch(conf, db, BATCH, totals)
+            failed = failed or batch_failed
+            if not migrated:
+                break
+    table = prettytable.PrettyTable(['Migration', 'Total Found',
+                                     'Completed'])
+    for name, (found, done) in totals.items():
+        table.add_row([name, found, done])
+    print(table)
+    if migrated:
+        return 1
+    return 2 if failed else 0
+
+
 def _add_db_commands(subparsers):
     db_parser = subparsers.add_parser('db', help='Database commands.')
     db_sub = db_parser.add_subparsers(dest='db_command')
@@ -35,6 +93,13 @@ def _add_db_commands(subparsers):
                                             'running migrations.')
     stamp.add_argument('version', help='Revision id, or "head".')
     stamp.set_defaults(func=_db_stamp)
+    online = db_sub.add_parser(
+        'online_data_migrations',
+        help='Repair old data in batches while the service runs.')
+    online.add_argument('--max-count', type=int, dest='max_count',
+                        help='Migrate at most this many records, then '
+                             'exit 1 if anything was migrated.')
+    online.set_defaults(func=_db_online_data_migrations)
     db_parser.set_defaults(func=None, parser=db_parser)
 
 

@@ -8,6 +8,7 @@ environment layer).
 
 import os
 
+from keystonemiddleware import opts as keystone_opts
 from oslo_config import cfg
 from oslo_log import log as logging
 from oslo_middleware import cors
@@ -43,6 +44,10 @@ def register_opts(conf):
     conf.register_opts(cors.CORS_OPTS, 'cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
     cors.set_defaults(**CORS_DEFAULTS)
+    # Registered up front (keystonemiddleware would do it on first use) so
+    # [keystone_authtoken] options can be set and overridden like any other.
+    for group, opts in keystone_opts.list_auth_token_opts():
+        conf.register_opts(opts, group=group)
 
 
 def cli_config_files():

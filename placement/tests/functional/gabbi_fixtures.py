@@ -186,3 +186,15 @@ class NUMAFixture(SharedStorageFixture):
         self.provider('PF1', 'f1000000-0000-4000-8000-000000000000',
                       {'SRIOV_NET_VF': 8}, parent=numa1,
                       traits=['CUSTOM_PHYSNET_B'])
+
+
+class LegacyPolicyFixture(APIFixture):
+    """APIFixture with the legacy policy defaults (spec 13 §3)."""
+
+    conf_overrides = {'oslo_policy__enforce_new_defaults': False}
+
+
+class CORSFixture(APIFixture):
+    """APIFixture with CORS allowing one origin (spec 01 §10)."""
+
+    conf_overrides = {'cors__allowed_origin': ['http://ui.example']}

@@ -1,0 +1,1 @@
+"""Placement: an implementation of the OpenStack Placement API."""

@@ -1,0 +1,133 @@
+"""placement-manage and placement-status against a real database (spec 15).
+"""
+
+import json
+
+import pytest
+import sqlalchemy as sa
+
+from placement.cmd import manage
+from placement.cmd import status
+from placement.db import api as db_api
+from placement.db import tables
+from placement.tests import fixtures
+
+INCOMPLETE = '00000000-0000-0000-0000-000000000000'
+
+
+@pytest.fixture
+def database():
+    db, cleanup = fixtures.new_database()
+    yield db
+    cleanup()
+
+
+@pytest.fixture
+def config_file(database, tmp_path):
+    path = tmp_path / 'placement.conf'
+    url = database.engine.url.render_as_string(hide_password=False)
+    path.write_text('[placement_database]\nconnection = %s\n' % url)
+    return str(path)
+
+
+def _run(main, config_file, capsys, *args):
+    code = main(['--config-file', config_file] + list(args))
+    return code, capsys.readouterr().out
+
+
+def _add_old_data(db):
+    """Rows as an old release left them: a rootless provider, and three
+    allocations of two consumers that have no consumers row."""
+    now = db_api.utcnow()
+    with db.transaction(write=True) as conn:
+        rp_id = conn.execute(sa.insert(tables.resource_providers).values(
+            uuid='11111111-1111-1111-1111-111111111111', name='old',
+            generation=1, created_at=now)).inserted_primary_key[0]
+        conn.execute(sa.insert(tables.allocations), [
+            {'resource_provider_id': rp_id, 'consumer_id': consumer,
+             'resource_class_id': rc, 'used': 1, 'created_at': now}
+            for consumer, rc in (('c1', 0), ('c1', 1), ('c2', 0))])
+    return rp_id
+
+
+def test_clean_database_passes_every_check(config_file, capsys):
+    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check')
+    assert code == 0
+    assert out.count('Result: Success') == 3
+
+
+def test_old_data_fails_checks_until_migrated(database, config_file,
+                                              capsys):
+    rp_id = _add_old_data(database)
+    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check')
+    assert code == 2
+    assert 'Result: Failure' in out and 'misses its root provider id' in out
+    assert 'There are 2 incomplete consumers table records' in out
+
+    code, out = _run(manage.main, config_file, capsys,
+                     'db', 'online_data_migrations', '--max-count', '2')
+    assert code == 1  # something was migrated: run again
+    assert '1 rows matched query set_root_provider_ids, 1 migrated' in out
+    assert '1 rows matched query create_incomplete_consumers, 1 migrated' in (
+        out)
+
+    code, out = _run(manage.main, config_file, capsys,
+                     'db', 'online_data_migrations')
+    assert code == 0
+    assert out.startswith('Running batches of 50 until complete\n')
+    assert '| create_incomplete_consumers |      1      |     1     |' in out
+
+    with database.transaction(write=False) as conn:
+        root = conn.execute(sa.select(
+            tables.resource_providers.c.root_provider_id)).scalar_one()
+        consumers = conn.execute(sa.select(
+            tables.consumers.c.uuid, tables.projects.c.external_id,
+            tables.users.c.external_id).join(
+                tables.projects,
+                tables.projects.c.id == tables.consumers.c.project_id).join(
+                    tables.users,
+                    tables.users.c.id == tables.consumers.c.user_id)).all()
+    assert root == rp_id
+    assert sorted(consumers) == [('c1', INCOMPLETE, INCOMPLETE),
+                                 ('c2', INCOMPLETE, INCOMPLETE)]
+    assert _run(status.main, config_file, capsys, 'upgrade', 'check')[0] == 0
+
+
+def test_max_count_must_be_positive(config_file, capsys):
+    code, out = _run(manage.main, config_file, capsys,
+                     'db', 'online_data_migrations', '--max-count', '0')
+    assert (code, out) == (127, 'Must supply a positive value for '
+                                'max_count\n')
+
+
+def test_json_policy_file_is_a_warning(config_file, tmp_path, capsys):
+    policy = tmp_path / 'policy.json'
+    policy.write_text(json.dumps({'placement:traits:list': '@'}))
+    with open(config_file, 'a') as f:
+        f.write('[oslo_policy]\npolicy_file = %s\n' % policy)
+    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check')
+    assert code == 1
+    assert 'Result: Warning' in out and 'JSON' in out
+
+
+def test_unreachable_database_is_an_error(tmp_path, capsys):
+    path = tmp_path / 'placement.conf'
+    path.write_text('[placement_database]\nconnection = sqlite:///%s\n'
+                    'max_retries = 0\n' % (tmp_path / 'no' / 'such.db'))
+    assert status.main(['--config-file', str(path), 'upgrade',
+                        'check']) == 255
+
+
+def test_version_sync_and_stamp(tmp_path, capsys):
+    path = tmp_path / 'placement.conf'
+    path.write_text('[placement_database]\nconnection = sqlite:///%s\n'
+                    % (tmp_path / 'fresh.db'))
+    config = str(path)
+    assert _run(manage.main, config, capsys, 'db', 'version') == (0, 'None\n')
+    assert _run(manage.main, config, capsys, 'db', 'sync')[0] == 0
+    code, out = _run(manage.main, config, capsys, 'db', 'version')
+    assert code == 0 and out.strip() not in ('', 'None')
+    assert _run(manage.main, config, capsys,
+                'db', 'stamp', '422ece571366')[0] == 0
+    assert _run(manage.main, config, capsys, 'db', 'version') == (
+        0, '422ece571366\n')

@@ -1,0 +1,98 @@
+"""The service under a real gunicorn, configured by environment only."""
+
+import concurrent.futures
+import json
+import uuid
+
+import pytest
+
+from placement.tests import fixtures
+from placement.tests.functional.gunicorn_server import gunicorn
+
+
+def _sqlite_environment(tmp_path):
+    return {
+        'OS_PLACEMENT_DATABASE__CONNECTION':
+            'sqlite:///%s' % (tmp_path / 'placement.sqlite'),
+        'OS_PLACEMENT_DATABASE__SYNC_ON_STARTUP': 'True',
+        'OS_API__AUTH_STRATEGY': 'noauth2',
+    }
+
+
+@pytest.mark.parametrize('enforce_new_defaults', [True, False])
+def test_policy_and_cors_from_environment(tmp_path, enforce_new_defaults):
+    # A JSON override pointing the list rule at service_api: under the new
+    # defaults only services pass, under the legacy ones service_api's
+    # deprecated "role:admin" lets admins in too.
+    policy_file = tmp_path / 'policy.json'
+    policy_file.write_text(json.dumps(
+        {'placement:resource_providers:list': 'rule:service_api'}))
+    environment = _sqlite_environment(tmp_path)
+    environment.update({
+        'OS_OSLO_POLICY__POLICY_FILE': str(policy_file),
+        'OS_OSLO_POLICY__ENFORCE_NEW_DEFAULTS': str(enforce_new_defaults),
+        'OS_CORS__ALLOWED_ORIGIN': 'http://ui.example',
+    })
+    with gunicorn(tmp_path, environment) as server:
+        status, _h, _b = server.request(
+            'GET', '/resource_providers', headers={'x-roles': 'service'})
+        assert status == 200
+        status, _h, body = server.request('GET', '/resource_providers')
+        if enforce_new_defaults:
+            assert status == 403
+            assert 'placement:resource_providers:list' in (
+                body['errors'][0]['detail'])
+        else:
+            assert status == 200
+        # Rules the file does not name keep their defaults.
+        assert server.request('GET', '/traits')[0] == 200
+        _s, headers, _b = server.request(
+            'GET', '/', token=None, headers={'origin': 'http://ui.example'})
+        assert headers['access-control-allow-origin'] == 'http://ui.example'
+
+
+def test_many_workers_share_one_database(tmp_path):
+    url = fixtures.server_url()
+    if url is None:
+        pytest.skip('needs PostgreSQL or MySQL (PLACEMENT_TEST_DB_URL)')
+    environment = {
+        'OS_PLACEMENT_DATABASE__CONNECTION':
+            fixtures.create_server_database(url, purpose='gunicorn'),
+        # Four workers start at once on an empty database: the schema
+        # migration and the standard-name sync must not trip each other.
+        'OS_PLACEMENT_DATABASE__SYNC_ON_STARTUP': 'True',
+        'OS_API__AUTH_STRATEGY': 'noauth2',
+    }
+    with gunicorn(tmp_path, environment, workers=4) as server:
+        names = ['rp-%02d' % i for i in range(40)]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            created = list(pool.map(
+                lambda name: server.request(
+                    'POST', '/resource_providers', {'name': name}),
+                names))
+        assert [status for status, _h, _b in created] == [200] * len(names)
+        status, _h, body = server.request('GET', '/resource_providers')
+        assert status == 200
+        assert sorted(rp['name'] for rp in body['resource_providers']) == (
+            names)
+
+        # Racing writers with the same generation: exactly one wins, the
+        # others get the documented 409, whatever worker served them.
+        provider = created[0][2]['uuid']
+        inventory = {'resource_provider_generation': 0,
+                     'inventories': {'VCPU': {'total': 8}}}
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(
+                lambda _i: server.request(
+                    'PUT', '/resource_providers/%s/inventories' % provider,
+                    inventory),
+                range(8)))
+        statuses = sorted(status for status, _h, _b in results)
+        assert statuses == [200] + [409] * 7
+        assert {body['errors'][0]['code'] for status, _h, body in results
+                if status == 409} == {'placement.concurrent_update'}
+        status, _h, body = server.request(
+            'GET', '/resource_providers/%s/inventories' % provider)
+        assert body['resource_provider_generation'] == 1
+        assert server.request(
+            'GET', '/resource_providers/%s' % uuid.uuid4())[0] == 404

@@ -1,0 +1,110 @@
+"""Policy decisions the HTTP walk cannot show yet, and policy files.
+
+The gabbi policy walk covers routed operations; these call the enforcer
+directly, so rules of routes still to come (reshaper, usages) and
+operator overrides are checked too.
+"""
+
+import json
+import os
+
+import pytest
+
+from placement import context
+from placement import errors
+from placement import policy
+from placement.tests import fixtures
+
+
+def _enforcer(**overrides):
+    return policy.PolicyEnforcer(fixtures.new_conf(**overrides))
+
+
+def _caller(roles, project='p1', **kwargs):
+    return context.RequestContext(user_id='u', project_id=project,
+                                  roles=roles, **kwargs)
+
+
+def _allowed(enforcer, caller, rule, target=None):
+    if target is None:
+        target = {'project_id': caller.project_id,
+                  'user_id': caller.user_id}
+    try:
+        enforcer.authorize(caller, rule, target)
+    except errors.Forbidden:
+        return False
+    return True
+
+
+@pytest.mark.parametrize('legacy_allows', [False, True])
+def test_reshaper_is_for_services_and_for_admins_only_when_legacy(
+        legacy_allows):
+    enforcer = _enforcer(oslo_policy__enforce_new_defaults=not legacy_allows)
+    rule = 'placement:reshaper:reshape'
+    assert _allowed(enforcer, _caller(['service']), rule)
+    assert _allowed(enforcer, _caller(['admin']), rule) is legacy_allows
+
+
+def test_readers_see_usages_of_their_own_project_only():
+    enforcer = _enforcer()
+    reader = _caller(['reader'])
+    assert _allowed(enforcer, reader, 'placement:usages', {'project_id': 'p1'})
+    assert not _allowed(enforcer, reader, 'placement:usages',
+                        {'project_id': 'p2'})
+    assert not _allowed(enforcer, reader, 'placement:usages',
+                        {'project_id': None})
+    assert not _allowed(enforcer, reader, 'placement:resource_providers:list')
+
+
+def test_denials_name_the_rule():
+    enforcer = _enforcer()
+    with pytest.raises(errors.Forbidden) as denied:
+        enforcer.authorize(_caller(['member']), 'placement:traits:list', {})
+    assert denied.value.detail == (
+        'Policy does not allow placement:traits:list to be performed.')
+    system_admin = context.RequestContext(user_id='admin', roles=['admin'],
+                                          system_scope='all')
+    with pytest.raises(errors.Forbidden) as denied:
+        enforcer.authorize(system_admin, 'placement:traits:list', {})
+    assert denied.value.detail == 'placement:traits:list'
+
+
+@pytest.mark.parametrize('suffix, dump', [
+    ('.yaml', lambda rules: ''.join('"%s": "%s"\n' % r
+                                    for r in rules.items())),
+    ('.json', json.dumps),
+])
+def test_policy_file_overrides_rules(tmp_path, suffix, dump):
+    path = tmp_path / ('policy' + suffix)
+    path.write_text(dump({
+        'placement:traits:list': 'role:reader',
+        'placement:no_such_rule': '!',
+    }))
+    enforcer = _enforcer(oslo_policy__policy_file=str(path))
+    assert _allowed(enforcer, _caller(['reader']), 'placement:traits:list')
+    assert not _allowed(enforcer, _caller(['admin']), 'placement:traits:list')
+    # Other rules keep their defaults.
+    assert _allowed(enforcer, _caller(['admin']), 'placement:traits:show')
+
+
+def test_policy_file_cannot_widen_scope(tmp_path):
+    path = tmp_path / 'policy.yaml'
+    path.write_text('"placement:traits:list": "@"\n')
+    enforcer = _enforcer(oslo_policy__policy_file=str(path))
+    anyone = _caller([])
+    system_admin = context.RequestContext(user_id='admin', roles=['admin'],
+                                          system_scope='all')
+    assert _allowed(enforcer, anyone, 'placement:traits:list')
+    assert not _allowed(enforcer, system_admin, 'placement:traits:list')
+
+
+def test_changed_policy_file_is_reread(tmp_path):
+    path = tmp_path / 'policy.yaml'
+    path.write_text('"placement:traits:list": "role:admin"\n')
+    enforcer = _enforcer(oslo_policy__policy_file=str(path))
+    reader = _caller(['reader'])
+    assert not _allowed(enforcer, reader, 'placement:traits:list')
+    path.write_text('"placement:traits:list": "role:reader"\n')
+    later = os.stat(path).st_mtime + 10
+    os.utime(path, (later, later))
+    assert _allowed(enforcer, reader, 'placement:traits:list')

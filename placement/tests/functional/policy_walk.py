@@ -33,11 +33,14 @@ Sample.__new__.__defaults__ = (None, None, None)
 _PROVIDER = "/resource_providers/$ENVIRON['MISSING_UUID']"
 _INVENTORY = {'resource_provider_generation': 0,
               'inventories': {'VCPU': {'total': 8}}}
+# No consumer_generation: the schema rejects the body before a consumer
+# record is made. A valid body naming a missing provider would leave an
+# orphan consumer behind (spec 11 §5.4), failing the next caller's 400.
 _CONSUMER = {'allocations': {"$ENVIRON['MISSING_UUID']":
                              {'resources': {'VCPU': 1}}},
              'project_id': "$ENVIRON['PROJECT_ID']",
              'user_id': "$ENVIRON['USER_ID']",
-             'consumer_generation': None, 'consumer_type': 'INSTANCE'}
+             'consumer_type': 'INSTANCE'}
 
 #: (method, path template) -> the request and an allowed caller's status.
 SAMPLES = {

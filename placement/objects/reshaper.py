@@ -1,22 +1,29 @@
 """The reshaper: inventories and allocations of several providers
 replaced in one transaction (spec 08 §3)."""
 
+from placement import exception
 from placement.db import api as db_api
 from placement.objects import allocation as alloc_obj
 from placement.objects import consumer as consumer_obj
 from placement.objects import inventory as inv_obj
+from placement.objects import resource_provider as rp_obj
 
 
 @db_api.writer
 def _reshape(ctx, inventories, writes):
+    # Every provider's generation is checked under the lock, including
+    # those given empty inventories, which skip the interim step.
+    locked = rp_obj.lock(ctx, [provider.id for provider, _, _ in inventories])
+    for provider, _records, generation in inventories:
+        if locked.get(provider.id) != generation:
+            raise exception.ResourceProviderConcurrentUpdateDetected()
     # Interim: current and new inventory together, so allocations can
     # move before classes disappear.
-    for provider, records, generation in inventories:
+    for provider, records, _generation in inventories:
         if records:
             current = {inventory.resource_class: inventory.record()
                        for inventory in inv_obj.get_all(ctx, provider)}
-            inv_obj.replace_all(ctx, provider, {**current, **records},
-                                generation)
+            inv_obj.replace_all(ctx, provider, {**current, **records})
     alloc_obj.replace(ctx, writes)
     for provider, records, _generation in inventories:
         inv_obj.replace_all(ctx, provider, records)

@@ -10,6 +10,7 @@ from placement import exception
 from placement.objects import allocation as alloc_obj
 from placement.objects import consumer as consumer_obj
 from placement.objects import inventory as inv_obj
+from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import usage as usage_obj
 from placement.tests import fixtures
@@ -165,3 +166,15 @@ def test_usages_by_type(ctx, provider):
     assert usage_obj.by_consumer_type(ctx, 'proj', consumer_type='all') == {
         'all': {'VCPU': 2, 'consumer_count': 2}}
     assert usage_obj.by_consumer_type(ctx, 'nobody') == {}
+
+
+def test_reshape_checks_emptied_provider_generation_in_transaction(
+        ctx, provider):
+    """A provider given empty inventories must still be generation-checked
+    under the lock, or a write landing between the handler's check and the
+    transaction would be silently overwritten."""
+    stale = provider.generation
+    inv_obj.replace_all(ctx, provider, {'VCPU': {'total': 4}})
+    with pytest.raises(exception.ConcurrentUpdateDetected):
+        reshaper_obj.reshape(ctx, [(provider, {}, stale)], [])
+    assert inv_obj.get_all(ctx, provider)

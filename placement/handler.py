@@ -16,6 +16,7 @@ from placement import microversion
 from placement import middleware
 from placement import requestlog
 from placement.handlers import aggregate
+from placement.handlers import allocation_candidate
 from placement.handlers import inventory
 from placement.handlers import resource_class
 from placement.handlers import resource_provider
@@ -67,6 +68,9 @@ ROUTES = {
         'GET': trait.get_trait,
         'PUT': trait.put_trait,
         'DELETE': trait.delete_trait,
+    },
+    '/allocation_candidates': {
+        'GET': allocation_candidate.list_allocation_candidates,
     },
     '/resource_classes': {
         'GET': resource_class.list_resource_classes,

@@ -1,0 +1,302 @@
+"""GET /allocation_candidates (spec 09): parse, check, search, shape.
+
+The query is validated in the order of 09: schema, request-wide
+parameters, request groups (keys in query order), group consistency,
+trait conflicts, the ``group_policy`` requirement; unknown names are
+reported by the engine during the search.
+"""
+
+import re
+
+from placement import errors
+from placement import exception
+from placement.handlers import params as filters
+from placement import microversion
+from placement.objects import allocation_candidate as ac_obj
+from placement.schemas import allocation_candidate as schema
+from placement import util
+
+SCHEMAS = (('1.10', schema.V1_10), ('1.16', schema.V1_16),
+           ('1.17', schema.V1_17), ('1.21', schema.V1_21),
+           ('1.25', schema.V1_25), ('1.31', schema.V1_31),
+           ('1.33', schema.V1_33), ('1.35', schema.V1_35),
+           ('1.36', schema.V1_36))
+
+_GROUP_KEY = re.compile('^(resources|required|member_of|in_tree)(.*)$')
+_INVALID_QUERY = 'Invalid query string parameters: '
+
+#: The allocations of a candidate are a dict (not a list) from here on.
+DICT_ALLOCATIONS_VERSION = (1, 12)
+#: Summaries carry traits from here on.
+SUMMARY_TRAITS_VERSION = (1, 17)
+#: Trait conflicts inside a group are errors from here on.
+CONFLICT_CHECK_VERSION = (1, 22)
+#: Numbered groups and group_policy from here on.
+GROUPS_VERSION = (1, 25)
+#: Summaries list every inventory, not only requested classes.
+ALL_INVENTORIES_VERSION = (1, 27)
+#: Nested trees are searched as such; summaries name parent and root.
+NESTED_VERSION = (1, 29)
+#: Candidates carry group mappings from here on.
+MAPPINGS_VERSION = (1, 34)
+#: Resourceless groups and same_subtree from here on.
+SAME_SUBTREE_VERSION = (1, 36)
+
+
+class _Group:
+    """What the query says about one request group, while parsing."""
+
+    def __init__(self, suffix):
+        self.suffix = suffix
+        self.resources = {}
+        self.required = None
+        self.member_of = None
+        self.in_tree = None
+        self.keys = set()
+
+    def to_request_group(self):
+        required = self.required or filters.RequiredTraits([], frozenset())
+        member_of = self.member_of or filters.MemberOf([], frozenset())
+        return ac_obj.RequestGroup(
+            suffix=self.suffix, resources=self.resources,
+            required=list(required.terms), forbidden=required.forbidden,
+            member_of=list(member_of.terms),
+            forbidden_aggregates=member_of.forbidden, in_tree=self.in_tree)
+
+
+@microversion.serves('1.10')
+@util.accept_json
+def list_allocation_candidates(req):
+    ctx = util.context(req)
+    ctx.can('placement:allocation_candidates:list')
+    version = util.version(req)
+    params = util.validate_query(req, microversion.choose(version, SCHEMAS))
+    limit = _limit(params)
+    isolate = params.getall('group_policy')[:1] == ['isolate']
+    root_required, root_forbidden = _root_required(params)
+    same_subtree = _same_subtree(params)
+    groups = _groups(params, version)
+    _check_groups(groups, same_subtree, version)
+    _check_conflicts(groups, version)
+    if (version >= GROUPS_VERSION and 'group_policy' not in params
+            and sum(1 for g in groups if g.suffix) > 1):
+        raise errors.BadRequest(
+            'The "group_policy" parameter is required when specifying more '
+            'than one "resources{N}" parameter.')
+    request = ac_obj.Request(
+        groups=[g.to_request_group() for g in groups], isolate=isolate,
+        root_required=root_required, root_forbidden=root_forbidden,
+        same_subtree=same_subtree, limit=limit,
+        nested_aware=version >= NESTED_VERSION)
+    conf = ctx.config.placement
+    options = ac_obj.Options(
+        max_candidates=conf.max_allocation_candidates,
+        randomize=conf.randomize_allocation_candidates,
+        breadth_first=(conf.allocation_candidates_generation_strategy
+                       == 'breadth-first'))
+    try:
+        result = ac_obj.find(ctx, request, options)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.BadRequest(
+            'Invalid resource class in resources parameter: %s' % exc)
+    except exception.TraitNotFound as exc:
+        raise errors.BadRequest(str(exc))
+    requested = {rc for g in groups for rc in g.resources}
+    return util.json_response(
+        req, _serialize(result, version, requested),
+        last_modified=util.now())
+
+
+# -- request-wide parameters --------------------------------------------------
+
+def _limit(params):
+    """The first ``limit`` (the schema checked only the last one)."""
+    values = params.getall('limit')
+    if not values:
+        return None
+    error = util.validate_value({'limit': values[0]}, schema.FIRST_LIMIT)
+    if error is not None:
+        raise errors.BadRequest(_INVALID_QUERY + error)
+    return int(values[0])
+
+
+def _root_required(params):
+    """``root_required`` -> (required names, forbidden names), 09 §2."""
+    values = params.getall('root_required')
+    if not values:
+        return (), ()
+    if len(values) > 1:
+        raise errors.BadRequest(
+            "Query parameter 'root_required' may be specified only once.",
+            code=errors.QUERY_DUPLICATE_KEY)
+    value = values[0]
+    if value.startswith('in:'):
+        raise errors.BadRequest(
+            _INVALID_QUERY + "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' "
+            "only supported since microversion 1.39. Got: %s" % value)
+    items = [item.strip() for item in value.split(',')]
+    if not all(item.lstrip('!') for item in items):
+        raise errors.BadRequest(
+            _INVALID_QUERY + "Expected 'required' parameter value of the "
+            "form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. Got an empty trait in: %s"
+            % value)
+    required = [i for i in items if not i.startswith('!')]
+    forbidden = [i.lstrip('!') for i in items if i.startswith('!')]
+    conflicts = list(dict.fromkeys(f for f in forbidden if f in required))
+    if conflicts:
+        raise errors.BadRequest(
+            'Conflicting required and forbidden traits found in '
+            'root_required: %s' % ', '.join(conflicts),
+            code=errors.QUERY_BAD_VALUE)
+    return (tuple(dict.fromkeys(required)), tuple(dict.fromkeys(forbidden)))
+
+
+def _same_subtree(params):
+    """Each ``same_subtree`` occurrence -> a list of suffixes."""
+    result = []
+    for value in params.getall('same_subtree'):
+        suffixes = [item.strip() for item in value.split(',')]
+        if not all(suffixes):
+            raise errors.BadRequest(
+                'Empty string (unsuffixed group) can not be specified in '
+                '`same_subtree` ', code=errors.QUERY_BAD_VALUE)
+        result.append(suffixes)
+    return result
+
+
+# -- request groups -----------------------------------------------------------
+
+def _groups(params, version):
+    """Groups in order of first appearance. Keys are parsed in query
+    order; ``resources`` values each as they come (the last wins), the
+    other keys with all their values at their first appearance (as the
+    reference reports errors)."""
+    groups = {}
+    for key, value in params.items():
+        match = _GROUP_KEY.match(key)
+        if match is None:
+            continue
+        prefix, suffix = match.groups()
+        group = groups.setdefault(suffix, _Group(suffix))
+        if prefix == 'resources':
+            group.resources = filters.parse_resources(value)
+        elif key not in group.keys:
+            values = params.getall(key)
+            if prefix == 'required':
+                group.required = filters.parse_required(values, version, key)
+            elif prefix == 'member_of':
+                group.member_of = filters.parse_member_of(values, version,
+                                                          key)
+            else:
+                group.in_tree = _in_tree(values[-1])
+        group.keys.add(key)
+    return list(groups.values())
+
+
+def _in_tree(value):
+    value = value.strip()
+    if not util.is_uuid_like(value):
+        raise errors.BadRequest(
+            _INVALID_QUERY + "Expected 'in_tree' parameter to be a format "
+            "of uuid. Got: %s" % value)
+    return util.normalize_uuid(value)
+
+
+def _check_groups(groups, same_subtree, version):
+    """Group consistency, 09 §4.1 (before 1.36) and §4.2 (from 1.36)."""
+    resourceless = [g for g in groups if not g.resources]
+    if version >= SAME_SUBTREE_VERSION:
+        if len(resourceless) == len(groups):
+            raise errors.BadRequest(
+                'There must be at least one resources or resources[$S] '
+                'parameter.', code=errors.QUERY_MISSING_VALUE)
+        listed = [s for suffixes in same_subtree for s in suffixes]
+        unlisted = [g.suffix for g in resourceless if g.suffix not in listed]
+        if unlisted:
+            raise errors.BadRequest(
+                'Resourceless suffixed group request should be specified '
+                'in `same_subtree` query param: bad group(s) - %s.'
+                % unlisted, code=errors.QUERY_BAD_VALUE)
+        known = [g.suffix for g in groups]
+        missing = [s for s in listed if s not in known]
+        if missing:
+            raise errors.BadRequest(
+                'Real suffixes should be specified in `same_subtree`: %s '
+                'not found in %s.' % (missing, known),
+                code=errors.QUERY_BAD_VALUE)
+        return
+    orphans = [(prefix, [prefix + g.suffix for g in resourceless
+                         if prefix + g.suffix in g.keys])
+               for prefix in ('required', 'member_of')]
+    if orphans[0][1]:
+        raise errors.BadRequest(
+            'All traits parameters must be associated with resources.  '
+            'Found the following orphaned traits keys: %s'
+            % ', '.join(orphans[0][1]))
+    if orphans[1][1]:
+        raise errors.BadRequest(
+            'All member_of parameters must be associated with resources. '
+            'Found the following orphaned member_of keys: %s'
+            % ', '.join(orphans[1][1]))
+    if resourceless:
+        raise errors.BadRequest('All request groups must specify resources.')
+    if not groups:
+        raise errors.BadRequest(
+            'At least one request group (`resources` or `resources{$S}`) '
+            'is required.')
+
+
+def _check_conflicts(groups, version):
+    """A required trait (or a whole ``in:`` term) also forbidden in the
+    same group, 09 §4.3."""
+    if version < CONFLICT_CHECK_VERSION:
+        return
+    items = []
+    for group in groups:
+        if not group.required:
+            continue
+        for term in group.required.terms:
+            if term <= group.required.forbidden:
+                items.append('required%s: (%s)'
+                             % (group.suffix, ', '.join(sorted(term))))
+    if items:
+        raise errors.BadRequest(
+            'Conflicting required and forbidden traits found in the '
+            'following traits keys: %s' % ', '.join(sorted(items)))
+
+
+# -- the response -------------------------------------------------------------
+
+def _serialize(result, version, requested):
+    return {
+        'allocation_requests': [_candidate(c, version)
+                                for c in result.candidates],
+        'provider_summaries': {s.uuid: _summary(s, version, requested)
+                               for s in result.summaries},
+    }
+
+
+def _candidate(candidate, version):
+    if version < DICT_ALLOCATIONS_VERSION:
+        return {'allocations': [
+            {'resource_provider': {'uuid': uuid}, 'resources': resources}
+            for uuid, resources in candidate.allocations.items()]}
+    data = {'allocations': {uuid: {'resources': resources}
+                            for uuid, resources
+                            in candidate.allocations.items()}}
+    if version >= MAPPINGS_VERSION:
+        data['mappings'] = candidate.mappings
+    return data
+
+
+def _summary(summary, version, requested):
+    data = {'resources': {
+        rc: {'capacity': capacity, 'used': used}
+        for rc, (capacity, used) in summary.resources.items()
+        if version >= ALL_INVENTORIES_VERSION or rc in requested}}
+    if version >= SUMMARY_TRAITS_VERSION:
+        data['traits'] = summary.traits
+    if version >= NESTED_VERSION:
+        data['parent_provider_uuid'] = summary.parent_provider_uuid
+        data['root_provider_uuid'] = summary.root_provider_uuid
+    return data

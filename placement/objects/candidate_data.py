@@ -1,0 +1,260 @@
+"""Set-based queries feeding the allocation-candidates search.
+
+Each function is one statement (or one per chunk of a long id list) and
+returns plain maps of ids; ``allocation_candidate`` decides what to ask.
+"""
+
+import collections
+
+import sqlalchemy as sa
+
+from placement.db import tables
+from placement.objects import inventory as inventory_obj
+from placement.objects import trait as trait_obj
+
+_RP = tables.resource_providers
+_INV = tables.inventories
+_ALLOC = tables.allocations
+_RP_TRAITS = tables.resource_provider_traits
+_RP_AGGS = tables.resource_provider_aggregates
+
+#: Largest id list sent in one IN clause.
+CHUNK = 500
+
+
+def _chunks(ids):
+    ids = sorted(ids)
+    for start in range(0, len(ids), CHUNK):
+        yield ids[start:start + CHUNK]
+
+
+def _usage(class_ids=None):
+    """Allocated amount per (provider, class), as a subquery."""
+    stmt = sa.select(_ALLOC.c.resource_provider_id,
+                     _ALLOC.c.resource_class_id,
+                     sa.func.sum(_ALLOC.c.used).label('used'))
+    if class_ids is not None:
+        stmt = stmt.where(_ALLOC.c.resource_class_id.in_(sorted(class_ids)))
+    return stmt.group_by(_ALLOC.c.resource_provider_id,
+                         _ALLOC.c.resource_class_id).subquery('usage')
+
+
+def _with(table, column, ids):
+    """Providers having a row in ``table`` whose ``column`` is in ``ids``."""
+    return (sa.select(table.c.resource_provider_id)
+            .where(table.c[column].in_(sorted(ids))))
+
+
+# -- WHERE clauses on resource_providers --------------------------------------
+
+def has_traits(terms, forbidden):
+    """Providers that have a trait of every term and none of forbidden
+    (trait ids)."""
+    clauses = [_RP.c.id.in_(_with(_RP_TRAITS, 'trait_id', term))
+               for term in terms]
+    if forbidden:
+        clauses.append(_RP.c.id.not_in(
+            _with(_RP_TRAITS, 'trait_id', forbidden)))
+    return clauses
+
+
+def in_aggregates(terms, forbidden, or_root=False):
+    """Providers in an aggregate of every term and in none of forbidden
+    (aggregate ids). With ``or_root`` a term is also met when the
+    provider's root is in it (a superset prefilter for the unsuffixed
+    group; the exact rule is checked afterwards)."""
+    clauses = []
+    for term in terms:
+        members = _with(_RP_AGGS, 'aggregate_id', term)
+        clause = _RP.c.id.in_(members)
+        if or_root:
+            clause = sa.or_(clause, _RP.c.root_provider_id.in_(members))
+        clauses.append(clause)
+    if forbidden:
+        clauses.append(_RP.c.id.not_in(
+            _with(_RP_AGGS, 'aggregate_id', forbidden)))
+    return clauses
+
+
+def in_tree(root_id):
+    return [_RP.c.root_provider_id == root_id]
+
+
+# -- queries ------------------------------------------------------------------
+
+def capacity(ctx, amounts, where=()):
+    """Providers (matching ``where``) able to take one of ``amounts``
+    ({class id: amount}) on their own: the capacity test of spec 10 §1,
+    all classes ORed into one statement.
+
+    Returns ``(provider, root, class, room)`` tuples where ``room`` is
+    the most one candidate may place there: ``min(capacity - used,
+    max_unit)``.
+    """
+    usage = _usage(amounts)
+    used = sa.func.coalesce(usage.c.used, 0)
+    fits = []
+    for rc, amount in amounts.items():
+        wanted = sa.literal(amount, sa.Integer)
+        fits.append(sa.and_(
+            _INV.c.resource_class_id == rc,
+            _INV.c.min_unit <= wanted, _INV.c.max_unit >= wanted,
+            wanted % _INV.c.step_size == 0,
+            used + wanted
+            <= (_INV.c.total - _INV.c.reserved) * _INV.c.allocation_ratio))
+    stmt = (sa.select(_INV.c.resource_provider_id, _RP.c.root_provider_id,
+                      _INV.c.resource_class_id, _INV.c.total,
+                      _INV.c.reserved, _INV.c.allocation_ratio,
+                      _INV.c.max_unit, used.label('used'))
+            .select_from(
+                _INV.join(_RP, _RP.c.id == _INV.c.resource_provider_id)
+                .outerjoin(usage, sa.and_(
+                    usage.c.resource_provider_id
+                    == _INV.c.resource_provider_id,
+                    usage.c.resource_class_id == _INV.c.resource_class_id)))
+            .where(sa.or_(*fits), *where))
+    return [(row.resource_provider_id, row.root_provider_id,
+             row.resource_class_id,
+             min(inventory_obj.capacity(row.total, row.reserved,
+                                        row.allocation_ratio) - row.used,
+                 row.max_unit))
+            for row in ctx.conn.execute(stmt)]
+
+
+def providers(ctx, where):
+    """``(provider, root)`` of the providers matching ``where``."""
+    return [tuple(row) for row in ctx.conn.execute(
+        sa.select(_RP.c.id, _RP.c.root_provider_id).where(*where))]
+
+
+def root_of_uuid(ctx, uuid):
+    """Root id of the provider ``uuid``, or None if there is none."""
+    return ctx.conn.execute(sa.select(_RP.c.root_provider_id)
+                            .where(_RP.c.uuid == uuid)).scalar()
+
+
+def sharing_providers(ctx):
+    """Ids of the providers with trait MISC_SHARES_VIA_AGGREGATE."""
+    traits = tables.traits
+    return set(ctx.conn.execute(
+        sa.select(_RP_TRAITS.c.resource_provider_id)
+        .join(traits, traits.c.id == _RP_TRAITS.c.trait_id)
+        .where(traits.c.name == trait_obj.SHARES_VIA_AGGREGATE)).scalars())
+
+
+def associated_roots(ctx, sharing_ids):
+    """{sharing provider: roots of the trees sharing an aggregate with
+    it} (its own root included when it is in any aggregate)."""
+    mine, theirs = _RP_AGGS.alias('mine'), _RP_AGGS.alias('theirs')
+    result = collections.defaultdict(set)
+    for chunk in _chunks(sharing_ids):
+        rows = ctx.conn.execute(
+            sa.select(mine.c.resource_provider_id, _RP.c.root_provider_id)
+            .distinct()
+            .select_from(
+                mine.join(theirs,
+                          theirs.c.aggregate_id == mine.c.aggregate_id)
+                .join(_RP, _RP.c.id == theirs.c.resource_provider_id))
+            .where(mine.c.resource_provider_id.in_(chunk)))
+        for sharing, root in rows:
+            result[sharing].add(root)
+    return result
+
+
+def _memberships(ctx, table, column, provider_ids, wanted_ids):
+    result = collections.defaultdict(set)
+    if not wanted_ids:
+        return result
+    for chunk in _chunks(provider_ids):
+        rows = ctx.conn.execute(
+            sa.select(table.c.resource_provider_id, table.c[column])
+            .where(table.c.resource_provider_id.in_(chunk),
+                   table.c[column].in_(sorted(wanted_ids))))
+        for provider, value in rows:
+            result[provider].add(value)
+    return result
+
+
+def traits_of(ctx, provider_ids, trait_ids):
+    """{provider: the ones of ``trait_ids`` it has}."""
+    return _memberships(ctx, _RP_TRAITS, 'trait_id', provider_ids, trait_ids)
+
+
+def aggregates_of(ctx, provider_ids, aggregate_ids):
+    """{provider: the ones of ``aggregate_ids`` it is in}."""
+    return _memberships(ctx, _RP_AGGS, 'aggregate_id', provider_ids,
+                        aggregate_ids)
+
+
+def tree_members(ctx, root_ids):
+    """{provider: parent} for every provider of the trees ``root_ids``."""
+    result = {}
+    for chunk in _chunks(root_ids):
+        result.update(ctx.conn.execute(
+            sa.select(_RP.c.id, _RP.c.parent_provider_id)
+            .where(_RP.c.root_provider_id.in_(chunk))).all())
+    return result
+
+
+def any_nested(ctx):
+    """True if some provider has a parent."""
+    return ctx.conn.execute(
+        sa.select(_RP.c.id).where(_RP.c.parent_provider_id.is_not(None))
+        .limit(1)).first() is not None
+
+
+# -- provider summaries -------------------------------------------------------
+
+def identities(ctx, provider_ids):
+    """{provider: (uuid, parent uuid or None, root uuid)}."""
+    root, parent = _RP.alias('root_rp'), _RP.alias('parent_rp')
+    result = {}
+    for chunk in _chunks(provider_ids):
+        rows = ctx.conn.execute(
+            sa.select(_RP.c.id, _RP.c.uuid, parent.c.uuid, root.c.uuid)
+            .select_from(
+                _RP.join(root, root.c.id == _RP.c.root_provider_id)
+                .outerjoin(parent, parent.c.id == _RP.c.parent_provider_id))
+            .where(_RP.c.id.in_(chunk)))
+        for provider, uuid, parent_uuid, root_uuid in rows:
+            result[provider] = (uuid, parent_uuid, root_uuid)
+    return result
+
+
+def inventories_of(ctx, provider_ids):
+    """{provider: {class name: (capacity, used)}} over all inventories."""
+    classes = tables.resource_classes
+    usage = _usage()
+    result = collections.defaultdict(dict)
+    for chunk in _chunks(provider_ids):
+        rows = ctx.conn.execute(
+            sa.select(_INV.c.resource_provider_id, classes.c.name,
+                      _INV.c.total, _INV.c.reserved,
+                      _INV.c.allocation_ratio,
+                      sa.func.coalesce(usage.c.used, 0))
+            .select_from(
+                _INV.join(classes, classes.c.id == _INV.c.resource_class_id)
+                .outerjoin(usage, sa.and_(
+                    usage.c.resource_provider_id
+                    == _INV.c.resource_provider_id,
+                    usage.c.resource_class_id == _INV.c.resource_class_id)))
+            .where(_INV.c.resource_provider_id.in_(chunk)))
+        for provider, name, total, reserved, ratio, used in rows:
+            result[provider][name] = (
+                inventory_obj.capacity(total, reserved, ratio), int(used))
+    return result
+
+
+def trait_names_of(ctx, provider_ids):
+    """{provider: [trait names]}."""
+    traits = tables.traits
+    result = collections.defaultdict(list)
+    for chunk in _chunks(provider_ids):
+        rows = ctx.conn.execute(
+            sa.select(_RP_TRAITS.c.resource_provider_id, traits.c.name)
+            .join(traits, traits.c.id == _RP_TRAITS.c.trait_id)
+            .where(_RP_TRAITS.c.resource_provider_id.in_(chunk))
+            .order_by(traits.c.name))
+        for provider, name in rows:
+            result[provider].append(name)
+    return result

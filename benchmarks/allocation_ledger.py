@@ -1,0 +1,194 @@
+"""What clients were told about their allocation writes, and the proof
+that the server's state agrees with it.
+
+Every write a load client sends is recorded with the consumer states it
+asks for. Its answer decides what the server must hold afterwards:
+
+* 2xx: the new states (acknowledged);
+* 4xx: the previous states (a refused write leaves nothing behind);
+* 5xx or no answer (crash, timeout): *uncertain* - the server may hold
+  either all previous or all new states of the request, never a mix.
+  Load clients stop using such consumers, so a consumer has at most one
+  uncertain write, which verification resolves by reading it back.
+
+``verify`` then reads everything back through the API and checks that
+consumers, provider usages and project usages agree with the ledger and
+that no provider is used beyond its capacity.
+"""
+
+import collections
+import dataclasses
+import threading
+import urllib.parse
+
+from benchmarks import placement_http
+
+
+@dataclasses.dataclass
+class ConsumerState:
+    """A consumer's allocations ``{provider: {class: amount}}`` and
+    project; no allocations means the consumer does not exist."""
+
+    allocations: dict
+    project_id: object = None
+
+
+ABSENT = ConsumerState({})
+
+
+class Ledger:
+    """Acknowledged consumer states plus the uncertain writes."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.acknowledged = {}
+        # consumer -> (state it may have instead, index into uncertain_writes)
+        self.uncertain = {}
+        # one list of consumers per uncertain write
+        self.uncertain_writes = []
+
+    def record(self, changes, response):
+        """Note a write asking for ``changes`` ({consumer: state})."""
+        with self._lock:
+            for consumer in changes:
+                self.acknowledged.setdefault(consumer, ABSENT)
+            status = response.status
+            if status is not None and 200 <= status < 300:
+                self.acknowledged.update(changes)
+            elif status is None or status >= 500:
+                index = len(self.uncertain_writes)
+                self.uncertain_writes.append(sorted(changes))
+                for consumer, state in changes.items():
+                    self.uncertain[consumer] = (state, index)
+
+    def consumers(self):
+        return sorted(self.acknowledged)
+
+
+@dataclasses.dataclass
+class Verification:
+    problems: list
+    uncertain_writes: int
+    uncertain_applied: int
+
+    @property
+    def ok(self):
+        return not self.problems
+
+
+def read_consumer(client, consumer):
+    body = client.checked('GET', '/allocations/%s' % consumer)
+    allocations = {rp: dict(item['resources'])
+                   for rp, item in body['allocations'].items()}
+    if not allocations:
+        return ABSENT
+    return ConsumerState(allocations, body.get('project_id'))
+
+
+def _read_consumers(url, token, consumers, threads):
+    """``{consumer: ConsumerState}`` as the server reports them now."""
+    found = {}
+    chunks = [consumers[i::threads] for i in range(threads)]
+
+    def read_chunk(chunk):
+        client = placement_http.Client(url, token)
+        try:
+            for consumer in chunk:
+                found[consumer] = read_consumer(client, consumer)
+        finally:
+            client.close()
+
+    workers = [threading.Thread(target=read_chunk, args=(chunk,))
+               for chunk in chunks]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    missing = set(consumers) - set(found)
+    if missing:
+        raise RuntimeError('could not read %d consumers back' % len(missing))
+    return found
+
+
+def _resolve(ledger, actual, problems):
+    """Check consumers against the ledger; return how many uncertain
+    writes turned out applied."""
+    applied = 0
+    for consumer in ledger.consumers():
+        if consumer not in ledger.uncertain and (
+                actual[consumer] != ledger.acknowledged[consumer]):
+            problems.append('consumer %s holds %s, acknowledged %s' % (
+                consumer, actual[consumer], ledger.acknowledged[consumer]))
+    for index, consumers in enumerate(ledger.uncertain_writes):
+        old = [actual[c] == ledger.acknowledged[c] for c in consumers]
+        new = [actual[c] == ledger.uncertain[c][0] for c in consumers]
+        if all(new) and not all(old):
+            applied += 1
+        elif not all(old) and not all(new):
+            problems.append(
+                'unacknowledged write %d over %s is partly applied: %s' % (
+                    index, consumers, [actual[c] for c in consumers]))
+    return applied
+
+
+def _check_providers(client, capacities, actual, problems):
+    """Usage within capacity, equal to the consumers' allocations, and
+    held by no consumer the ledger does not know."""
+    expected = collections.Counter()
+    for state in actual.values():
+        for rp, resources in state.allocations.items():
+            for rc, amount in resources.items():
+                expected[rp, rc] += amount
+    for rp, capacity in sorted(capacities.items()):
+        usages = client.checked(
+            'GET', '/resource_providers/%s/usages' % rp)['usages']
+        for rc, used in sorted(usages.items()):
+            if used > capacity.get(rc, 0):
+                problems.append('provider %s uses %d %s beyond capacity %s'
+                                % (rp, used, rc, capacity.get(rc)))
+            if used != expected[rp, rc]:
+                problems.append(
+                    'provider %s uses %d %s, its consumers hold %d'
+                    % (rp, used, rc, expected[rp, rc]))
+        holders = client.checked(
+            'GET', '/resource_providers/%s/allocations' % rp)['allocations']
+        strangers = sorted(set(holders) - set(actual))
+        if strangers:
+            problems.append('provider %s has allocations of unknown '
+                            'consumers %s' % (rp, strangers))
+
+
+def _check_projects(client, actual, problems):
+    """``GET /usages`` per project equals its consumers' allocations."""
+    expected = collections.defaultdict(collections.Counter)
+    for state in actual.values():
+        for resources in state.allocations.values():
+            expected[state.project_id].update(resources)
+    for project, totals in sorted(expected.items()):
+        query = urllib.parse.urlencode({'project_id': project})
+        groups = client.checked('GET', '/usages?' + query)['usages']
+        reported = collections.Counter()
+        for group in groups.values():
+            reported.update({rc: amount for rc, amount in group.items()
+                             if rc != 'consumer_count'})
+        if reported != totals:
+            problems.append('project %s usages %s, its consumers hold %s'
+                            % (project, dict(reported), dict(totals)))
+
+
+def verify(url, token, ledger, capacities, threads=4):
+    """Read the server's state back and compare it with ``ledger``.
+
+    ``capacities`` is ``{provider: {class: capacity}}`` of every provider
+    the load used.
+    """
+    problems = []
+    actual = _read_consumers(url, token, ledger.consumers(), threads)
+    applied = _resolve(ledger, actual, problems)
+    client = placement_http.Client(url, token)
+    try:
+        _check_providers(client, capacities, actual, problems)
+        _check_projects(client, actual, problems)
+    finally:
+        client.close()
+    return Verification(problems, len(ledger.uncertain_writes), applied)

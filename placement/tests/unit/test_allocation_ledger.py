@@ -1,0 +1,96 @@
+"""The load tests' verification must catch what it claims to catch."""
+
+from benchmarks import allocation_ledger as ledger_mod
+from benchmarks import placement_http
+
+RP1, RP2 = 'rp-1', 'rp-2'
+
+
+def _state(rp, amount, project='p'):
+    return ledger_mod.ConsumerState({rp: {'VCPU': amount}}, project)
+
+
+def _ledger(*writes):
+    """A ledger after ``(changes, status)`` writes (None: no answer)."""
+    ledger = ledger_mod.Ledger()
+    for changes, status in writes:
+        ledger.record(changes, placement_http.Response(status))
+    return ledger
+
+
+def _resolve(ledger, actual):
+    problems = []
+    applied = ledger_mod._resolve(ledger, actual, problems)
+    return problems, applied
+
+
+def test_refused_write_must_leave_the_previous_state():
+    ledger = _ledger(({'c1': _state(RP1, 2)}, 204),
+                     ({'c1': _state(RP2, 3)}, 409))
+    assert _resolve(ledger, {'c1': _state(RP1, 2)}) == ([], 0)
+    problems, _ = _resolve(ledger, {'c1': _state(RP2, 3)})
+    assert problems
+
+
+def test_acknowledged_write_must_be_present():
+    ledger = _ledger(({'c1': _state(RP1, 2)}, 204))
+    problems, _ = _resolve(ledger, {'c1': ledger_mod.ABSENT})
+    assert problems
+
+
+def test_unanswered_write_may_be_entirely_applied_or_absent():
+    changes = {'c1': _state(RP1, 1), 'c2': _state(RP2, 1)}
+    ledger = _ledger((changes, None))
+    absent = {'c1': ledger_mod.ABSENT, 'c2': ledger_mod.ABSENT}
+    assert _resolve(ledger, absent) == ([], 0)
+    assert _resolve(ledger, changes) == ([], 1)
+    problems, _ = _resolve(ledger, dict(absent, c1=changes['c1']))
+    assert problems
+
+
+class _FakeClient:
+    def __init__(self, bodies):
+        self._bodies = bodies
+
+    def checked(self, method, path):
+        return self._bodies[path]
+
+
+def _provider_problems(used, holders):
+    client = _FakeClient({
+        '/resource_providers/rp-1/usages': {'usages': {'VCPU': used}},
+        '/resource_providers/rp-1/allocations': {'allocations': holders}})
+    problems = []
+    ledger_mod._check_providers(client, {RP1: {'VCPU': 4}},
+                                {'c1': _state(RP1, used)}, problems)
+    return problems
+
+
+def test_provider_checks():
+    assert _provider_problems(4, {'c1': {}}) == []
+    # over capacity
+    assert _provider_problems(5, {'c1': {}})
+    # a consumer nobody wrote
+    assert _provider_problems(4, {'c1': {}, 'stranger': {}})
+
+
+def test_provider_usage_must_equal_its_consumers():
+    client = _FakeClient({
+        '/resource_providers/rp-1/usages': {'usages': {'VCPU': 3}},
+        '/resource_providers/rp-1/allocations': {'allocations': {}}})
+    problems = []
+    ledger_mod._check_providers(client, {RP1: {'VCPU': 4}},
+                                {'c1': _state(RP1, 2)}, problems)
+    assert problems
+
+
+def test_project_usages_must_equal_its_consumers():
+    client = _FakeClient({'/usages?project_id=p': {'usages': {
+        'INSTANCE': {'VCPU': 2, 'consumer_count': 1},
+        'unknown': {'VCPU': 1, 'consumer_count': 1}}}})
+    problems = []
+    ledger_mod._check_projects(
+        client, {'c1': _state(RP1, 2), 'c2': _state(RP2, 1)}, problems)
+    assert problems == []
+    ledger_mod._check_projects(client, {'c1': _state(RP1, 2)}, problems)
+    assert problems

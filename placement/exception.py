@@ -130,3 +130,37 @@ class ResourceClassInUse(Conflict):
 class MaxDBRetriesExceeded(Conflict):
     msg_fmt = ('Max retries of DB transaction exceeded attempting to '
                'create resource class: %(name)s, please try again.')
+
+
+# -- consumers and allocations -------------------------------------------
+
+class ConsumerGenerationMismatch(Conflict):
+    """The client's consumer generation is not the stored one (or the
+    consumer exists/does not exist contrary to what it believed)."""
+    msg_fmt = ('consumer generation conflict - expected %(expected)s but '
+               'got %(given)s')
+
+
+class ConsumerAllocationsNotFound(NotFound):
+    msg_fmt = "No allocations for consumer '%(consumer)s'"
+
+
+class InvalidAllocation(PlacementException):
+    """An allocation does not fit the provider's inventory."""
+
+
+class InvalidInventory(InvalidAllocation):
+    msg_fmt = ("Inventory for '%(resource_class)s' on resource provider "
+               "'%(provider)s' invalid.")
+
+
+class InvalidAllocationCapacityExceeded(InvalidAllocation):
+    msg_fmt = ("Unable to create allocation for '%(resource_class)s' on "
+               "resource provider '%(provider)s'. The requested amount would "
+               "exceed the capacity.")
+
+
+class InvalidAllocationConstraintsViolated(InvalidAllocation):
+    msg_fmt = ("Unable to create allocation for '%(resource_class)s' on "
+               "resource provider '%(provider)s'. The requested amount would "
+               "violate inventory constraints.")

@@ -16,8 +16,10 @@ from placement import microversion
 from placement import middleware
 from placement import requestlog
 from placement.handlers import aggregate
+from placement.handlers import allocation
 from placement.handlers import inventory
 from placement.handlers import resource_class
+from placement.handlers import reshaper
 from placement.handlers import resource_provider
 from placement.handlers import root
 from placement.handlers import trait
@@ -51,6 +53,9 @@ ROUTES = {
     '/resource_providers/{uuid}/usages': {
         'GET': usage.list_usages,
     },
+    '/resource_providers/{uuid}/allocations': {
+        'GET': allocation.get_provider_allocations,
+    },
     '/resource_providers/{uuid}/aggregates': {
         'GET': aggregate.get_aggregates,
         'PUT': aggregate.set_aggregates,
@@ -71,6 +76,20 @@ ROUTES = {
     '/resource_classes': {
         'GET': resource_class.list_resource_classes,
         'POST': resource_class.create_resource_class,
+    },
+    '/allocations': {
+        'POST': allocation.set_many_allocations,
+    },
+    '/allocations/{consumer_uuid}': {
+        'GET': allocation.get_allocations,
+        'PUT': (allocation.set_allocations_list, allocation.set_allocations),
+        'DELETE': allocation.delete_allocations,
+    },
+    '/usages': {
+        'GET': (usage.project_usages, usage.project_usages_by_type),
+    },
+    '/reshaper': {
+        'POST': reshaper.reshape,
     },
     '/resource_classes/{name}': {
         'GET': resource_class.get_resource_class,

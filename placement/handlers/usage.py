@@ -1,10 +1,15 @@
-"""Usages: per provider (spec 07 §7)."""
+"""Usages: per provider (spec 07 §7) and per project/user (§8)."""
 
 from placement import errors
 from placement import exception
+from placement import microversion
 from placement.objects import inventory as inv_obj
 from placement.objects import resource_provider as rp_obj
+from placement.objects import usage as usage_obj
+from placement.schemas import usage as schema
 from placement import util
+
+TOTALS_SCHEMAS = (('1.9', schema.LIST_V1_9), ('1.38', schema.LIST_V1_38))
 
 
 @util.accept_json
@@ -20,3 +25,38 @@ def list_usages(req):
         'resource_provider_generation': provider.generation,
         'usages': inv_obj.usages(ctx, provider),
     }, last_modified=util.now())
+
+
+def _project_params(req):
+    """Authorise against the queried project, then validate the query."""
+    ctx = util.context(req)
+    try:
+        project = req.GET.get('project_id')
+    except UnicodeDecodeError:
+        project = None  # validate_query answers 400 below
+    ctx.can('placement:usages', target={'project_id': project})
+    return ctx, util.validate_query(
+        req, microversion.choose(util.version(req), TOTALS_SCHEMAS))
+
+
+@microversion.serves('1.9', '1.37')
+@util.accept_json
+def project_usages(req):
+    """Totals per resource class over a project's (user's) consumers."""
+    ctx, params = _project_params(req)
+    usages = usage_obj.totals(ctx, params['project_id'],
+                              params.get('user_id'))
+    return util.json_response(req, {'usages': usages},
+                              last_modified=util.now())
+
+
+@microversion.serves('1.38')
+@util.accept_json
+def project_usages_by_type(req):
+    """Totals grouped by consumer type, each with its consumer count."""
+    ctx, params = _project_params(req)
+    usages = usage_obj.by_consumer_type(
+        ctx, params['project_id'], params.get('user_id'),
+        params.get('consumer_type'))
+    return util.json_response(req, {'usages': usages},
+                              last_modified=util.now())

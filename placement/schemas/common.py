@@ -11,6 +11,10 @@ CUSTOM_RESOURCE_CLASS_NAME = {'type': 'string',
                               'maxLength': 255}
 CUSTOM_TRAIT_NAME = {'type': 'string', 'pattern': '^CUSTOM_[A-Z0-9_]+$',
                      'minLength': 1, 'maxLength': 255}
+#: Project and user ids as clients name them.
+EXTERNAL_ID = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+CONSUMER_TYPE = {'type': 'string', 'pattern': '^[A-Z0-9_]+$',
+                 'minLength': 1, 'maxLength': 255}
 #: Keys of provider/consumer uuid maps in allocation-style bodies.
 UUID_KEY_PATTERN = '^[0-9a-fA-F-]{36}$'
 

@@ -1,0 +1,175 @@
+"""/allocations, /allocations/{consumer_uuid} and provider allocations
+(spec 07 §1-§6)."""
+
+from placement import errors
+from placement import exception
+from placement import microversion
+from placement.objects import allocation as alloc_obj
+from placement.objects import consumer as consumer_obj
+from placement.objects import resource_provider as rp_obj
+from placement.schemas import allocation as schema
+from placement import util
+
+LIST_SCHEMAS = (('1.0', schema.PUT_V1_0), ('1.8', schema.PUT_V1_8))
+DICT_SCHEMAS = (('1.12', schema.PUT_V1_12), ('1.28', schema.PUT_V1_28),
+                ('1.34', schema.PUT_V1_34), ('1.38', schema.PUT_V1_38))
+POST_SCHEMAS = (('1.13', schema.POST_V1_13), ('1.28', schema.POST_V1_28),
+                ('1.34', schema.POST_V1_34), ('1.38', schema.POST_V1_38))
+
+_RACE = 'Inventory and/or allocations changed while attempting to allocate'
+
+
+# -- shared by the writers (and the reshaper) ------------------------------
+
+def _consumer_request(conf, consumer_uuid, body):
+    """``consumer_obj.prepare`` arguments for one consumer's body. What
+    the body's microversion lacks keeps its old-version meaning:
+    configured ids below 1.8, no generation check below 1.28, type left
+    alone below 1.38."""
+    return {
+        'uuid': consumer_uuid,
+        'project': body.get('project_id',
+                            conf.placement.incomplete_consumer_project_id),
+        'user': body.get('user_id',
+                         conf.placement.incomplete_consumer_user_id),
+        'generation': body.get('consumer_generation',
+                               consumer_obj.UNCHECKED),
+        'consumer_type': body.get('consumer_type', consumer_obj.UNCHANGED),
+    }
+
+
+def prepare_consumers(ctx, bodies):
+    """Prepared ConsumerAllocations for ``bodies`` ({consumer uuid: body
+    in dict format}); 409 on a consumer generation mismatch."""
+    try:
+        consumers = consumer_obj.prepare_all(ctx, [
+            _consumer_request(ctx.config, uuid, body)
+            for uuid, body in bodies.items()])
+    except exception.ConsumerGenerationMismatch as exc:
+        raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
+    return [alloc_obj.ConsumerAllocations(
+                consumer, {rp: entry['resources'] for rp, entry
+                           in bodies[consumer.uuid]['allocations'].items()})
+            for consumer in consumers]
+
+
+def provider_missing(exc):
+    """The 400 for an allocation naming an unknown provider."""
+    return errors.BadRequest(
+        "Allocation for resource provider '%s' that does not exist."
+        % exc.kwargs['uuid'])
+
+
+def _write(req, bodies, unknown_class_prefix):
+    ctx = util.context(req)
+    writes = prepare_consumers(ctx, bodies)
+    try:
+        alloc_obj.write(
+            ctx, writes, ctx.config.placement.allocation_conflict_retry_count)
+    except exception.ResourceProviderNotFound as exc:
+        raise provider_missing(exc)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.BadRequest('%s %s' % (unknown_class_prefix, exc))
+    except exception.InvalidAllocation as exc:
+        raise errors.Conflict('Unable to allocate inventory: %s' % exc)
+    except (exception.ConcurrentUpdateDetected,
+            exception.ConsumerGenerationConflict) as exc:
+        raise errors.Conflict('%s: %s' % (_RACE, exc),
+                              code=errors.CONCURRENT_UPDATE)
+    return util.empty_response(req)
+
+
+def _consumer_uuid(req):
+    """The path's consumer uuid in canonical form, else 400."""
+    value = req.urlvars['consumer_uuid']
+    try:
+        return util.normalize_uuid(value)
+    except ValueError:
+        raise errors.BadRequest('Malformed consumer_uuid: %s' % value)
+
+
+def _put(req, schemas, as_dict):
+    ctx = util.context(req)
+    ctx.can('placement:allocations:update')
+    consumer_uuid = _consumer_uuid(req)
+    body = util.json_body(
+        req, microversion.choose(util.version(req), schemas))
+    body['allocations'] = as_dict(body['allocations'])
+    return _write(req, {consumer_uuid: body},
+                  'Unable to allocate inventory for consumer %s:'
+                  % consumer_uuid)
+
+
+# -- handlers -------------------------------------------------------------
+
+@microversion.serves('1.0', '1.11')
+@util.require_json_content
+def set_allocations_list(req):
+    """PUT in the list format; a provider listed twice: the last wins."""
+    return _put(req, LIST_SCHEMAS, lambda items: {
+        item['resource_provider']['uuid']: item for item in items})
+
+
+@microversion.serves('1.12')
+@util.require_json_content
+def set_allocations(req):
+    return _put(req, DICT_SCHEMAS, lambda allocations: allocations)
+
+
+@microversion.serves('1.13')
+@util.require_json_content
+def set_many_allocations(req):
+    """POST /allocations: every consumer's set in one transaction."""
+    ctx = util.context(req)
+    ctx.can('placement:allocations:manage')
+    bodies = util.json_body(
+        req, microversion.choose(util.version(req), POST_SCHEMAS))
+    return _write(req, bodies, 'Unable to allocate inventory')
+
+
+@util.accept_json
+def get_allocations(req):
+    ctx = util.context(req)
+    ctx.can('placement:allocations:list')
+    version = util.version(req)
+    view = alloc_obj.get_by_consumer(ctx, req.urlvars['consumer_uuid'])
+    body = {'allocations': view.allocations}
+    if view.allocations and version >= (1, 12):
+        body['project_id'] = view.project_id
+        body['user_id'] = view.user_id
+        if version >= (1, 28):
+            body['consumer_generation'] = view.generation
+        if version >= (1, 38):
+            body['consumer_type'] = view.consumer_type or 'unknown'
+    return util.json_response(req, body,
+                              last_modified=util.newest([view.last_modified]))
+
+
+def delete_allocations(req):
+    ctx = util.context(req)
+    ctx.can('placement:allocations:delete')
+    try:
+        alloc_obj.delete_by_consumer(ctx, req.urlvars['consumer_uuid'])
+    except exception.ConsumerAllocationsNotFound as exc:
+        raise errors.NotFound(str(exc))
+    return util.empty_response(req)
+
+
+@util.accept_json
+def get_provider_allocations(req):
+    ctx = util.context(req)
+    ctx.can('placement:resource_providers:allocations:list')
+    uuid = req.urlvars['uuid']
+    try:
+        provider = rp_obj.get_by_uuid(ctx, uuid)
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound("Resource provider '%s' not found: %s"
+                              % (uuid, exc))
+    consumers, newest = alloc_obj.get_by_provider(ctx, provider)
+    if util.version(req) < (1, 28):
+        for entry in consumers.values():
+            del entry['consumer_generation']
+    return util.json_response(req, {
+        'resource_provider_generation': provider.generation,
+        'allocations': consumers,
+    }, last_modified=util.newest([newest]))

@@ -1,0 +1,62 @@
+"""POST /reshaper (spec 08)."""
+
+from placement import errors
+from placement import exception
+from placement import microversion
+from placement.handlers import allocation as alloc_handler
+from placement.objects import reshaper as reshaper_obj
+from placement.objects import resource_provider as rp_obj
+from placement.schemas import reshaper as schema
+from placement import util
+
+SCHEMAS = (('1.30', schema.POST_V1_30), ('1.34', schema.POST_V1_34),
+           ('1.38', schema.POST_V1_38))
+
+
+def _inventories(ctx, data):
+    """(provider, records, generation) for each provider of the body,
+    after checking it exists and its generation is the given one."""
+    result = []
+    for uuid, body in data.items():
+        try:
+            provider = rp_obj.get_by_uuid(ctx, uuid)
+        except exception.ResourceProviderNotFound as exc:
+            raise errors.BadRequest(
+                'Resource provider %s in inventories not found: %s'
+                % (uuid, exc), code=errors.PROVIDER_NOT_FOUND)
+        given = body['resource_provider_generation']
+        if provider.generation != given:
+            raise errors.Conflict(
+                'resource provider generation conflict for provider %s: '
+                'actual: %s, given: %s' % (uuid, provider.generation, given),
+                code=errors.CONCURRENT_UPDATE)
+        result.append((provider, body['inventories'], given))
+    return result
+
+
+@microversion.serves('1.30')
+@util.require_json_content
+def reshape(req):
+    ctx = util.context(req)
+    ctx.can('placement:reshaper:reshape')
+    data = util.json_body(req, microversion.choose(util.version(req),
+                                                   SCHEMAS))
+    inventories = _inventories(ctx, data['inventories'])
+    writes = alloc_handler.prepare_consumers(ctx, data['allocations'])
+    try:
+        reshaper_obj.reshape(ctx, inventories, writes)
+    except exception.ResourceProviderNotFound as exc:
+        raise alloc_handler.provider_missing(exc)
+    except exception.ResourceClassNotFound as exc:
+        raise errors.BadRequest('malformed reshaper data: %s' % exc)
+    except exception.InventoryInUse as exc:
+        raise errors.Conflict('update conflict: %s' % exc,
+                              code=errors.INVENTORY_INUSE)
+    except exception.InvalidAllocation as exc:
+        raise errors.Conflict('Unable to allocate inventory: %s' % exc)
+    except (exception.ConcurrentUpdateDetected,
+            exception.ResourceProviderGenerationMismatch,
+            exception.ConsumerGenerationConflict) as exc:
+        raise errors.Conflict('update conflict: %s' % exc,
+                              code=errors.CONCURRENT_UPDATE)
+    return util.empty_response(req)

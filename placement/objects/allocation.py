@@ -1,0 +1,317 @@
+"""Allocations: replacing consumers' allocation sets, reading, deleting.
+
+A write replaces the whole allocation set of every consumer it names in
+one transaction that locks the providers, checks every amount against
+the inventories (spec 11 §6), inserts the rows and bumps the provider and
+consumer generations by compare-and-set. A lost provider race re-runs
+the transaction; anything else rolls all of it back.
+"""
+
+import collections
+import dataclasses
+import logging
+import typing
+
+import sqlalchemy as sa
+
+from placement.db import api as db_api
+from placement.db import tables
+from placement import exception
+from placement.objects import consumer as consumer_obj
+from placement.objects import inventory as inv_obj
+from placement.objects import resource_class as rc_obj
+from placement.objects import resource_provider as rp_obj
+
+LOG = logging.getLogger(__name__)
+
+_ALLOC = tables.allocations
+_INV = tables.inventories
+_RP = tables.resource_providers
+_RC = tables.resource_classes
+_CONSUMERS = tables.consumers
+
+
+@dataclasses.dataclass
+class ConsumerAllocations:
+    """The new allocation set of one prepared consumer:
+    ``{provider uuid: {resource class: amount}}`` in request order."""
+    consumer: consumer_obj.Consumer
+    allocations: dict
+
+
+# -- writing --------------------------------------------------------------
+
+@db_api.reader
+def provider_ids(ctx, uuids):
+    """{uuid: id} for ``uuids``; ResourceProviderNotFound names the first
+    unknown one (in the order given)."""
+    uuids = list(dict.fromkeys(uuids))
+    found = dict(ctx.conn.execute(
+        sa.select(_RP.c.uuid, _RP.c.id).where(
+            _RP.c.uuid.in_([u for u in uuids if db_api.storable(u)]))).all())
+    for uuid in uuids:
+        if uuid not in found:
+            raise exception.ResourceProviderNotFound(uuid=uuid)
+    return found
+
+
+def request_uuids(writes):
+    """Provider uuids named by ``writes``, in request order."""
+    return [uuid for write in writes for uuid in write.allocations]
+
+
+def _request_classes(writes):
+    return list(dict.fromkeys(
+        rc for write in writes for resources in write.allocations.values()
+        for rc in resources))
+
+
+def _current_rows(ctx, consumer_uuids):
+    """Existing allocations of the given consumers."""
+    return ctx.conn.execute(
+        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
+                  _ALLOC.c.resource_class_id, _ALLOC.c.used)
+        .where(_ALLOC.c.consumer_id.in_(consumer_uuids))).all()
+
+
+def _usages(ctx, rp_ids, rc_ids):
+    """{(provider id, class id): amount allocated} for the pairs in use."""
+    rows = ctx.conn.execute(
+        sa.select(_ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
+                  sa.func.sum(_ALLOC.c.used))
+        .where(_ALLOC.c.resource_provider_id.in_(rp_ids),
+               _ALLOC.c.resource_class_id.in_(rc_ids))
+        .group_by(_ALLOC.c.resource_provider_id,
+                  _ALLOC.c.resource_class_id))
+    return {(rp, rc): int(used) for rp, rc, used in rows}
+
+
+def _inventories(ctx, rp_ids, rc_ids):
+    """{(provider id, class id): inventory row} of the given pairs."""
+    rows = ctx.conn.execute(
+        sa.select(_INV).where(_INV.c.resource_provider_id.in_(rp_ids),
+                              _INV.c.resource_class_id.in_(rc_ids)))
+    return {(row.resource_provider_id, row.resource_class_id): row
+            for row in rows}
+
+
+def _check_capacity(ctx, new_rows, rp_uuids, rc_names, replaced):
+    """Raise InvalidAllocation unless every row of ``new_rows`` fits.
+
+    ``new_rows`` are (provider id, class id, amount) in request order, not
+    yet written; the old allocations of the consumers in the request are
+    already deleted and were ``replaced`` ({(provider id, class id):
+    amount}). Usage may stay above capacity as long as it does not grow.
+    """
+    rp_ids = sorted({rp for rp, _rc, _n in new_rows})
+    rc_ids = sorted({rc for _rp, rc, _n in new_rows})
+    inventories = _inventories(ctx, rp_ids, rc_ids)
+    with_any = {rp for rp, _rc in inventories}
+    lacking = [rp for rp in dict.fromkeys(rp for rp, _rc, _n in new_rows)
+               if rp not in with_any]
+    if lacking:
+        raise exception.InvalidInventory(
+            resource_class=', '.join(rc_names[rc] for rc in rc_ids),
+            provider=', '.join(rp_uuids[rp] for rp in lacking))
+    others = _usages(ctx, rp_ids, rc_ids)
+    before = collections.Counter(others) + replaced
+    requested = collections.Counter()
+    for rp, rc, amount in new_rows:
+        requested[rp, rc] += amount
+    for rp, rc, amount in new_rows:
+        names = {'resource_class': rc_names[rc], 'provider': rp_uuids[rp]}
+        inv = inventories.get((rp, rc))
+        if inv is None:
+            raise exception.InvalidInventory(**names)
+        if (amount < inv.min_unit or amount > inv.max_unit
+                or amount % inv.step_size):
+            raise exception.InvalidAllocationConstraintsViolated(**names)
+        new = others.get((rp, rc), 0) + requested[rp, rc]
+        old = before.get((rp, rc))
+        capacity = (inv.total - inv.reserved) * inv.allocation_ratio
+        if new > capacity and not (old is not None and new <= old):
+            raise exception.InvalidAllocationCapacityExceeded(**names)
+
+
+def _bump_consumer(ctx, consumer):
+    """Store the consumer's project/user/type and compare-and-set its
+    generation; ConsumerGenerationConflict if another write won."""
+    values = {'project_id': consumer.project_id,
+              'user_id': consumer.user_id,
+              'generation': consumer.generation + 1,
+              'updated_at': db_api.utcnow()}
+    if consumer.type_id is not consumer_obj.UNCHANGED:
+        values['consumer_type_id'] = consumer.type_id
+    result = ctx.conn.execute(
+        sa.update(_CONSUMERS)
+        .where(_CONSUMERS.c.id == consumer.id,
+               _CONSUMERS.c.generation == consumer.generation)
+        .values(values))
+    if result.rowcount != 1:
+        raise exception.ConsumerGenerationConflict()
+
+
+@db_api.writer
+def replace(ctx, writes):
+    """Replace the allocation sets of ``writes`` (ConsumerAllocations) in
+    one transaction, as one request (spec 11 §6, §4.1).
+
+    Consumers whose set is empty lose all their allocations and are then
+    deleted; one that had none is left untouched. Raises
+    ResourceClassNotFound, ResourceProviderNotFound, InvalidAllocation,
+    ConsumerGenerationConflict or, when a provider generation moved,
+    ResourceProviderConcurrentUpdateDetected.
+    """
+    rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
+    rp_ids = provider_ids(ctx, request_uuids(writes))
+    current = _current_rows(ctx, [w.consumer.uuid for w in writes])
+    held = collections.defaultdict(set)
+    replaced = collections.Counter()
+    for consumer_uuid, rp, rc, used in current:
+        held[consumer_uuid].add(rp)
+        replaced[rp, rc] += used
+    touched = [w for w in writes if w.allocations or held[w.consumer.uuid]]
+    if not touched:
+        return
+    bumped = set(rp_ids.values())
+    for write in touched:
+        if not write.allocations:
+            bumped |= held[write.consumer.uuid]
+    generations = rp_obj.lock(ctx, bumped)
+    for write in touched:
+        _bump_consumer(ctx, write.consumer)
+    ctx.conn.execute(sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(
+        [w.consumer.uuid for w in touched])))
+    new_rows = [(rp_ids[uuid], rc_ids[rc], amount, write.consumer.uuid)
+                for write in touched
+                for uuid, resources in write.allocations.items()
+                for rc, amount in resources.items()]
+    if new_rows:
+        _check_capacity(
+            ctx, [row[:3] for row in new_rows],
+            {rp: uuid for uuid, rp in rp_ids.items()},
+            {rc: name for name, rc in rc_ids.items()}, replaced)
+        now = db_api.utcnow()
+        ctx.conn.execute(sa.insert(_ALLOC), [
+            {'resource_provider_id': rp, 'resource_class_id': rc,
+             'used': amount, 'consumer_id': consumer_uuid,
+             'created_at': now}
+            for rp, rc, amount, consumer_uuid in new_rows])
+    for rp in sorted(bumped):
+        if rp not in generations:
+            raise exception.ResourceProviderConcurrentUpdateDetected()
+        rp_obj.increment_generation(ctx, rp, generations[rp])
+    emptied = [w.consumer.id for w in touched if not w.allocations]
+    if emptied:
+        ctx.conn.execute(sa.delete(_CONSUMERS).where(
+            _CONSUMERS.c.id.in_(emptied)))
+
+
+def write(ctx, writes, retries):
+    """Replace allocation sets as ``replace`` does, re-running it up to
+    ``retries`` times when a provider generation race is lost.
+
+    Providers must exist (ResourceProviderNotFound before anything is
+    written). If the write fails, consumers created while preparing it
+    are deleted again.
+    """
+    provider_ids(ctx, request_uuids(writes))
+    with consumer_obj.removed_on_failure(ctx, [w.consumer for w in writes]):
+        for attempt in range(retries + 1):
+            try:
+                return replace(ctx, writes)
+            except exception.ResourceProviderConcurrentUpdateDetected:
+                if attempt == retries:
+                    raise
+                LOG.debug('Provider generation race, retry %d of %d',
+                          attempt + 1, retries)
+
+
+# -- reading and deleting -------------------------------------------------
+
+@dataclasses.dataclass
+class ConsumerView:
+    """A consumer's allocations with what GET /allocations/{c} shows:
+    ``allocations`` is {provider uuid: {"generation", "resources"}}."""
+    allocations: dict
+    project_id: typing.Optional[str] = None
+    user_id: typing.Optional[str] = None
+    generation: typing.Optional[int] = None
+    consumer_type: typing.Optional[str] = None
+    last_modified: typing.Any = None
+
+
+@db_api.reader
+def get_by_consumer(ctx, consumer_uuid):
+    """The consumer's allocations (matched verbatim), in one query.
+
+    Allocation rows without a consumer record are ignored.
+    """
+    view = ConsumerView(allocations={})
+    if not db_api.storable(consumer_uuid):
+        return view
+    projects, users = tables.projects, tables.users
+    types = tables.consumer_types
+    rows = ctx.conn.execute(
+        sa.select(_RP.c.uuid.label('rp_uuid'), _RP.c.generation,
+                  _RC.c.name.label('rc'), _ALLOC.c.used,
+                  _ALLOC.c.created_at,
+                  projects.c.external_id.label('project'),
+                  users.c.external_id.label('user'),
+                  _CONSUMERS.c.generation.label('consumer_generation'),
+                  types.c.name.label('consumer_type'))
+        .select_from(
+            _ALLOC.join(_CONSUMERS, _CONSUMERS.c.uuid == _ALLOC.c.consumer_id)
+            .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+            .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
+            .join(projects, projects.c.id == _CONSUMERS.c.project_id)
+            .join(users, users.c.id == _CONSUMERS.c.user_id)
+            .outerjoin(types, types.c.id == _CONSUMERS.c.consumer_type_id))
+        .where(_ALLOC.c.consumer_id == consumer_uuid)
+        .order_by(_ALLOC.c.id)).all()
+    for row in rows:
+        entry = view.allocations.setdefault(
+            row.rp_uuid, {'generation': row.generation, 'resources': {}})
+        entry['resources'][row.rc] = row.used
+    if rows:
+        first = rows[0]
+        view.project_id, view.user_id = first.project, first.user
+        view.generation = first.consumer_generation
+        view.consumer_type = first.consumer_type
+        view.last_modified = max(row.created_at for row in rows)
+    return view
+
+
+@db_api.reader
+def get_by_provider(ctx, provider):
+    """({consumer uuid: {"resources", "consumer_generation"}}, newest
+    creation time or None) for the allocations on ``provider``."""
+    rows = ctx.conn.execute(
+        sa.select(_ALLOC.c.consumer_id, _RC.c.name, _ALLOC.c.used,
+                  _ALLOC.c.created_at, _CONSUMERS.c.generation)
+        .select_from(
+            _ALLOC.join(_CONSUMERS, _CONSUMERS.c.uuid == _ALLOC.c.consumer_id)
+            .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id))
+        .where(_ALLOC.c.resource_provider_id == provider.id)
+        .order_by(_ALLOC.c.id)).all()
+    consumers = {}
+    for consumer_uuid, rc, used, _created, generation in rows:
+        entry = consumers.setdefault(
+            consumer_uuid, {'resources': {}, 'consumer_generation': generation})
+        entry['resources'][rc] = used
+    return consumers, max((row.created_at for row in rows), default=None)
+
+
+@db_api.writer
+def delete_by_consumer(ctx, consumer_uuid):
+    """Delete all of a consumer's allocations and its record, without
+    touching any generation. ConsumerAllocationsNotFound if it has none."""
+    if not db_api.storable(consumer_uuid) or ctx.conn.execute(
+            sa.select(_ALLOC.c.id).where(
+                _ALLOC.c.consumer_id == consumer_uuid).limit(1)
+            ).first() is None:
+        raise exception.ConsumerAllocationsNotFound(consumer=consumer_uuid)
+    ctx.conn.execute(sa.delete(_ALLOC).where(
+        _ALLOC.c.consumer_id == consumer_uuid))
+    ctx.conn.execute(sa.delete(_CONSUMERS).where(
+        _CONSUMERS.c.uuid == consumer_uuid))

@@ -23,9 +23,9 @@ Modes:
 It prints successful writes per second, 409s by error code, 5xx, writes
 that got no answer and other statuses, then reads everything back through
 the API (see ``allocation_ledger``) and exits 1 if any provider is over
-capacity or the usages differ from the acknowledged writes. Writes whose answer was a 5xx
-or never came may be applied or not, but only entirely; they are reported
-separately. Standard library only.
+capacity or the usages differ from the acknowledged writes. Writes whose
+answer was a 5xx or never came may be applied or not, but only entirely;
+they are reported separately. Standard library only.
 """
 
 import argparse
@@ -92,6 +92,29 @@ def capacity_per_provider(planned, providers):
     return max(1, round(demand * 3 / 4 / providers))
 
 
+def allocation_body(state, generation):
+    """The 1.39 body writing one consumer's ``state``."""
+    return {
+        'allocations': {rp: {'resources': resources}
+                        for rp, resources in state.allocations.items()},
+        'project_id': state.project_id,
+        'user_id': 'allocation-writes',
+        'consumer_generation': generation,
+        'consumer_type': 'INSTANCE',
+    }
+
+
+def create_provider(client, name, capacity):
+    """A provider with ``capacity`` VCPU; returns its uuid."""
+    rp = client.checked('POST', '/resource_providers', {'name': name})
+    client.checked(
+        'PUT', '/resource_providers/%s/inventories' % rp['uuid'],
+        {'resource_provider_generation': rp['generation'],
+         'inventories': {RESOURCE_CLASS: {'total': capacity,
+                                          'max_unit': capacity}}})
+    return rp['uuid']
+
+
 class Tally:
     """Counts of answers, shared by all client threads."""
 
@@ -155,28 +178,17 @@ class _ClientLoad:
             {uuids[i]: {RESOURCE_CLASS: n} for i, n in demand.items()},
             project)
 
-    @staticmethod
-    def _body(state, generation):
-        return {
-            'allocations': {rp: {'resources': resources}
-                            for rp, resources in state.allocations.items()},
-            'project_id': state.project_id,
-            'user_id': 'allocation-writes',
-            'consumer_generation': generation,
-            'consumer_type': 'INSTANCE',
-        }
-
     def _put(self, attempt):
         consumer = str(uuid.uuid4())
         state = self._state(attempt.demands[0])
         self._write('put', 'PUT', '/allocations/%s' % consumer,
-                    self._body(state, None), {consumer: state})
+                    allocation_body(state, None), {consumer: state})
 
     def _post(self, attempt):
         changes = {str(uuid.uuid4()): self._state(d)
                    for d in attempt.demands}
         self._write('post', 'POST', '/allocations',
-                    {c: self._body(s, None) for c, s in changes.items()},
+                    {c: allocation_body(s, None) for c, s in changes.items()},
                     changes)
 
     def _move(self, attempt):
@@ -187,7 +199,7 @@ class _ClientLoad:
         moved = self._rng.sample(live, min(2, len(live)))
         changes = {c: self._state(d) for c, d in zip(moved, attempt.demands)}
         self._write('move', 'POST', '/allocations',
-                    {c: self._body(s, self._generations[c])
+                    {c: allocation_body(s, self._generations[c])
                      for c, s in changes.items()}, changes)
 
     def _delete(self, attempt):
@@ -242,16 +254,10 @@ class AllocationLoad:
         client = placement_http.Client(self.url, self.token)
         run = uuid.uuid4().hex[:8]
         try:
-            for index in range(self.provider_count):
-                rp = client.checked('POST', '/resource_providers', {
-                    'name': 'allocation-writes-%s-%d' % (run, index)})
-                client.checked(
-                    'PUT', '/resource_providers/%s/inventories' % rp['uuid'],
-                    {'resource_provider_generation': rp['generation'],
-                     'inventories': {RESOURCE_CLASS: {
-                         'total': self.capacity,
-                         'max_unit': self.capacity}}})
-                self.providers.append(rp['uuid'])
+            self.providers = [
+                create_provider(client, 'allocation-writes-%s-%d' % (
+                    run, index), self.capacity)
+                for index in range(self.provider_count)]
         finally:
             client.close()
 

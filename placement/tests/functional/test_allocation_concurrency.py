@@ -17,10 +17,13 @@ import random
 import signal
 import threading
 import time
+import uuid
 
 import pytest
 
+from benchmarks import allocation_ledger
 from benchmarks import allocation_writes
+from benchmarks import placement_http
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 
@@ -32,8 +35,10 @@ ATTEMPTS = 300
 CAPACITY_REFUSAL = 'placement.undefined_code'
 
 
-@pytest.fixture
-def server(tmp_path):
+@pytest.fixture(scope='module')
+def server(tmp_path_factory):
+    """One server for the module: every test uses its own providers."""
+    tmp_path = tmp_path_factory.mktemp('gunicorn')
     url = fixtures.server_url()
     if url:
         db_url = fixtures.create_server_database(url, 'gunicorn')
@@ -124,3 +129,51 @@ def test_killed_workers_leave_only_whole_acknowledged_writes(server):
     assert tally.successes > successes_at_last_kill, (
         'no write succeeded after the last kill')
     assert not _consumer_generation_conflicts(tally)
+
+
+def _race(url, path, bodies):
+    """PUT ``bodies`` to ``path`` from one thread each, all at once."""
+    barrier = threading.Barrier(len(bodies))
+    responses = [None] * len(bodies)
+
+    def put(index):
+        client = placement_http.Client(url)
+        client.checked('GET', '/')  # connect before the start line
+        barrier.wait()
+        responses[index] = client.request('PUT', path, bodies[index])
+        client.close()
+
+    threads = [threading.Thread(target=put, args=(i,))
+               for i in range(len(bodies))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return responses
+
+
+def test_one_of_many_writers_of_the_same_consumer_wins(server):
+    client = placement_http.Client(server.url)
+    rp = allocation_writes.create_provider(
+        client, 'contended-%s' % uuid.uuid4().hex[:8], CLIENTS * 10)
+    consumer = str(uuid.uuid4())
+    path = '/allocations/%s' % consumer
+    for generation in (None, 1):
+        states = [allocation_ledger.ConsumerState({rp: {'VCPU': amount}},
+                                                  'contended')
+                  for amount in range(1, CLIENTS + 1)]
+        responses = _race(server.url, path, [
+            allocation_writes.allocation_body(state, generation)
+            for state in states])
+
+        statuses = sorted(r.status for r in responses)
+        assert statuses == [204] + [409] * (CLIENTS - 1), (
+            responses, server.errors())
+        assert {r.error_code for r in responses if r.status == 409} == {
+            'placement.concurrent_update'}
+        winner = states[[r.status for r in responses].index(204)]
+        assert allocation_ledger.read_consumer(client, consumer) == winner
+        usages = client.checked(
+            'GET', '/resource_providers/%s/usages' % rp)['usages']
+        assert usages == winner.allocations[rp]
+    client.close()

@@ -12,8 +12,9 @@ asks for. Its answer decides what the server must hold afterwards:
   uncertain write, which verification resolves by reading it back.
 
 ``verify`` then reads everything back through the API and checks that
-consumers, provider usages and project usages agree with the ledger and
-that no provider is used beyond its capacity.
+consumers, provider usages and project usages agree with the ledger, that
+consumers refused or deleted left no record, and that no provider is used
+beyond its capacity.
 """
 
 import collections
@@ -34,6 +35,18 @@ class ConsumerState:
 
 
 ABSENT = ConsumerState({})
+
+
+def allocation_body(state, generation):
+    """The 1.39 body writing one consumer's ``state``."""
+    return {
+        'allocations': {rp: {'resources': resources}
+                        for rp, resources in state.allocations.items()},
+        'project_id': state.project_id,
+        'user_id': 'allocation-writes',
+        'consumer_generation': generation,
+        'consumer_type': 'INSTANCE',
+    }
 
 
 class Ledger:
@@ -131,6 +144,30 @@ def _resolve(ledger, actual, problems):
     return applied
 
 
+def _check_no_records(client, ledger, actual, capacities, problems):
+    """Consumers that must not exist have no record without allocations
+    either (invisible to reads, but the next ``null`` write would fail).
+
+    The probe asks for more than a provider holds with generation null:
+    without a record it is refused for the amount, which removes the
+    record it created; with one, for the consumer generation.
+    """
+    rp, capacity = sorted(capacities.items())[0]
+    probe = allocation_body(ConsumerState(
+        {rp: {rc: amount + 1 for rc, amount in capacity.items()}},
+        'allocation-writes-probe'), None)
+    for consumer in ledger.consumers():
+        if (consumer in ledger.uncertain or actual[consumer] != ABSENT
+                or ledger.acknowledged[consumer] != ABSENT):
+            continue
+        resp = client.request('PUT', '/allocations/%s' % consumer, probe)
+        if (resp.status != 409
+                or resp.error_code == 'placement.concurrent_update'):
+            problems.append('consumer %s was left behind without '
+                            'allocations: probe answered %r'
+                            % (consumer, resp))
+
+
 def _check_providers(client, capacities, actual, problems):
     """Usage within capacity, equal to the consumers' allocations, and
     held by no consumer the ledger does not know."""
@@ -187,6 +224,7 @@ def verify(url, token, ledger, capacities, threads=4):
     applied = _resolve(ledger, actual, problems)
     client = placement_http.Client(url, token)
     try:
+        _check_no_records(client, ledger, actual, capacities, problems)
         _check_providers(client, capacities, actual, problems)
         _check_projects(client, actual, problems)
     finally:

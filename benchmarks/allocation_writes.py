@@ -41,6 +41,7 @@ from benchmarks import allocation_ledger
 from benchmarks import placement_http
 
 RESOURCE_CLASS = 'VCPU'
+_body = allocation_ledger.allocation_body
 #: Share of consumers whose allocation is split over two providers.
 SPLIT_SHARE = 0.25
 #: Attempt kinds of the mixed mode and their weights.
@@ -90,18 +91,6 @@ def capacity_per_provider(planned, providers):
     deletes = sum(1 for a in planned if a.kind == 'delete')
     demand = sum(created) * (1 - deletes / max(1, len(created)))
     return max(1, round(demand * 3 / 4 / providers))
-
-
-def allocation_body(state, generation):
-    """The 1.39 body writing one consumer's ``state``."""
-    return {
-        'allocations': {rp: {'resources': resources}
-                        for rp, resources in state.allocations.items()},
-        'project_id': state.project_id,
-        'user_id': 'allocation-writes',
-        'consumer_generation': generation,
-        'consumer_type': 'INSTANCE',
-    }
 
 
 def create_provider(client, name, capacity):
@@ -182,13 +171,13 @@ class _ClientLoad:
         consumer = str(uuid.uuid4())
         state = self._state(attempt.demands[0])
         self._write('put', 'PUT', '/allocations/%s' % consumer,
-                    allocation_body(state, None), {consumer: state})
+                    _body(state, None), {consumer: state})
 
     def _post(self, attempt):
         changes = {str(uuid.uuid4()): self._state(d)
                    for d in attempt.demands}
         self._write('post', 'POST', '/allocations',
-                    {c: allocation_body(s, None) for c, s in changes.items()},
+                    {c: _body(s, None) for c, s in changes.items()},
                     changes)
 
     def _move(self, attempt):
@@ -199,7 +188,7 @@ class _ClientLoad:
         moved = self._rng.sample(live, min(2, len(live)))
         changes = {c: self._state(d) for c, d in zip(moved, attempt.demands)}
         self._write('move', 'POST', '/allocations',
-                    {c: allocation_body(s, self._generations[c])
+                    {c: _body(s, self._generations[c])
                      for c, s in changes.items()}, changes)
 
     def _delete(self, attempt):

@@ -14,6 +14,7 @@ ports it may bind, for shared machines.
 """
 
 import os
+import random
 import shlex
 import signal
 import socket
@@ -33,7 +34,10 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
 def free_port():
     """A port nobody listens on (in ``PLACEMENT_TEST_PORTS`` if set)."""
     first, _sep, last = os.environ.get(PORTS_ENV, '0-0').partition('-')
-    for port in range(int(first), int(last or first) + 1):
+    ports = list(range(int(first), int(last or first) + 1))
+    # Parallel test processes should not all try the same port first.
+    random.shuffle(ports)
+    for port in ports:
         with socket.socket() as sock:
             try:
                 sock.bind(('127.0.0.1', port))

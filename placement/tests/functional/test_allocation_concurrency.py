@@ -163,7 +163,7 @@ def test_one_of_many_writers_of_the_same_consumer_wins(server):
                                                   'contended')
                   for amount in range(1, CLIENTS + 1)]
         responses = _race(server.url, path, [
-            allocation_writes.allocation_body(state, generation)
+            allocation_ledger.allocation_body(state, generation)
             for state in states])
 
         statuses = sorted(r.status for r in responses)

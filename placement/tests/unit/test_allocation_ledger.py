@@ -94,3 +94,33 @@ def test_project_usages_must_equal_its_consumers():
     assert problems == []
     ledger_mod._check_projects(client, {'c1': _state(RP1, 2)}, problems)
     assert problems
+
+
+class _ProbedClient:
+    """Answers the no-record probe as a server holding ``records``."""
+
+    def __init__(self, records):
+        self.records = records
+
+    def request(self, method, path, body):
+        if path.rsplit('/', 1)[1] in self.records:
+            return placement_http.Response(409, {'errors': [
+                {'code': 'placement.concurrent_update'}]})
+        return placement_http.Response(409, {'errors': [
+            {'code': 'placement.undefined_code'}]})
+
+
+def test_refused_and_deleted_consumers_must_leave_no_record():
+    ledger = _ledger(({'c1': _state(RP1, 9)}, 409),
+                     ({'c2': _state(RP1, 1)}, 204),
+                     ({'c2': ledger_mod.ABSENT}, 204),
+                     ({'c3': _state(RP1, 1)}, 204))
+    actual = {'c1': ledger_mod.ABSENT, 'c2': ledger_mod.ABSENT,
+              'c3': _state(RP1, 1)}
+    capacities = {RP1: {'VCPU': 4}}
+    for records, bad in (((), []), (('c3',), []),
+                         (('c1', 'c2'), ['c1', 'c2'])):
+        problems = []
+        ledger_mod._check_no_records(_ProbedClient(records), ledger, actual,
+                                     capacities, problems)
+        assert [p.split()[1] for p in problems] == bad

@@ -131,20 +131,21 @@ def test_killed_workers_leave_only_whole_acknowledged_writes(server):
     assert not _consumer_generation_conflicts(tally)
 
 
-def _race(url, path, bodies):
-    """PUT ``bodies`` to ``path`` from one thread each, all at once."""
-    barrier = threading.Barrier(len(bodies))
-    responses = [None] * len(bodies)
+def _race(url, requests):
+    """Send ``(method, path, body)`` requests from one thread each, all
+    at once; return the responses in the same order."""
+    barrier = threading.Barrier(len(requests))
+    responses = [None] * len(requests)
 
-    def put(index):
+    def send(index):
         client = placement_http.Client(url)
         client.checked('GET', '/')  # connect before the start line
         barrier.wait()
-        responses[index] = client.request('PUT', path, bodies[index])
+        responses[index] = client.request(*requests[index])
         client.close()
 
-    threads = [threading.Thread(target=put, args=(i,))
-               for i in range(len(bodies))]
+    threads = [threading.Thread(target=send, args=(i,))
+               for i in range(len(requests))]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -152,28 +153,66 @@ def _race(url, path, bodies):
     return responses
 
 
-def test_one_of_many_writers_of_the_same_consumer_wins(server):
+def _one_winner(responses, server):
+    """Index of the only 204; all others lost on the consumer generation."""
+    statuses = [r.status for r in responses]
+    assert sorted(statuses) == [204] + [409] * (len(statuses) - 1), (
+        responses, server.errors())
+    assert {r.error_code for r in responses if r.status == 409} == {
+        'placement.concurrent_update'}
+    return statuses.index(204)
+
+
+def _states(rp, project):
+    """One distinct allocation per racer."""
+    return [allocation_ledger.ConsumerState({rp: {'VCPU': amount}}, project)
+            for amount in range(1, CLIENTS + 1)]
+
+
+@pytest.fixture
+def provider(server):
     client = placement_http.Client(server.url)
-    rp = allocation_writes.create_provider(
+    yield allocation_writes.create_provider(
         client, 'contended-%s' % uuid.uuid4().hex[:8], CLIENTS * 10)
+    client.close()
+
+
+def test_one_of_many_writers_of_the_same_consumer_wins(server, provider):
+    client = placement_http.Client(server.url)
     consumer = str(uuid.uuid4())
     path = '/allocations/%s' % consumer
     for generation in (None, 1):
-        states = [allocation_ledger.ConsumerState({rp: {'VCPU': amount}},
-                                                  'contended')
-                  for amount in range(1, CLIENTS + 1)]
-        responses = _race(server.url, path, [
-            allocation_ledger.allocation_body(state, generation)
-            for state in states])
+        states = _states(provider, 'contended')
+        responses = _race(server.url, [
+            ('PUT', path, allocation_ledger.allocation_body(s, generation))
+            for s in states])
 
-        statuses = sorted(r.status for r in responses)
-        assert statuses == [204] + [409] * (CLIENTS - 1), (
-            responses, server.errors())
-        assert {r.error_code for r in responses if r.status == 409} == {
-            'placement.concurrent_update'}
-        winner = states[[r.status for r in responses].index(204)]
+        winner = states[_one_winner(responses, server)]
         assert allocation_ledger.read_consumer(client, consumer) == winner
         usages = client.checked(
-            'GET', '/resource_providers/%s/usages' % rp)['usages']
-        assert usages == winner.allocations[rp]
+            'GET', '/resource_providers/%s/usages' % provider)['usages']
+        assert usages == winner.allocations[provider]
+    client.close()
+
+
+def test_one_of_many_posts_over_the_same_consumers_wins(server, provider):
+    """Racers name the same two consumers, half of them in reverse
+    order, so writers that lock consumers in request order deadlock."""
+    client = placement_http.Client(server.url)
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    start = allocation_ledger.ConsumerState({provider: {'VCPU': 1}}, 'start')
+    client.checked('POST', '/allocations', {
+        c: allocation_ledger.allocation_body(start, None)
+        for c in (first, second)}, expect=(204,))
+    states = _states(provider, 'contended')
+    orders = [(first, second), (second, first)]
+    responses = _race(server.url, [
+        ('POST', '/allocations',
+         {c: allocation_ledger.allocation_body(state, 1)
+          for c in orders[i % 2]})
+        for i, state in enumerate(states)])
+
+    winner = states[_one_winner(responses, server)]
+    for consumer in (first, second):
+        assert allocation_ledger.read_consumer(client, consumer) == winner
     client.close()

@@ -32,6 +32,7 @@ import argparse
 import collections
 import dataclasses
 import random
+import re
 import sys
 import threading
 import time
@@ -104,6 +105,14 @@ def create_provider(client, name, capacity):
     return rp['uuid']
 
 
+def _message_shape(detail):
+    """An error detail without its ids and numbers, for counting."""
+    shape = ' '.join(str(detail).split())
+    shape = re.sub('[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}', '{uuid}',
+                   shape)
+    return re.sub(r'\b\d+\b', '{n}', shape)
+
+
 class Tally:
     """Counts of answers, shared by all client threads."""
 
@@ -112,7 +121,7 @@ class Tally:
         self.attempts = 0
         self.successes_by_kind = collections.Counter()
         self.conflicts = collections.Counter()
-        self.conflict_samples = {}
+        self.conflict_messages = collections.Counter()
         self.server_errors = 0
         self.other_statuses = collections.Counter()
         self.unanswered = collections.Counter()
@@ -128,9 +137,9 @@ class Tally:
             if status is not None and 200 <= status < 300:
                 self.successes_by_kind[kind] += 1
             elif status == 409:
-                code = response.error_code
-                self.conflicts[code] += 1
-                self.conflict_samples.setdefault(code, response.error_detail)
+                self.conflicts[response.error_code] += 1
+                self.conflict_messages[
+                    _message_shape(response.error_detail)] += 1
             elif status is not None and status >= 500:
                 self.server_errors += 1
             elif status is None:
@@ -284,9 +293,8 @@ def report(load, verification, out=sys.stdout):
     print('409 by code: %s' % (', '.join(
         '%s=%d' % item for item in sorted(tally.conflicts.items())) or '-'),
         file=out)
-    for code, detail in sorted(tally.conflict_samples.items()):
-        print('  e.g. %s: %s' % (code, ' '.join(str(detail).split())),
-              file=out)
+    for message, count in tally.conflict_messages.most_common():
+        print('  %d x %s' % (count, message), file=out)
     print('5xx: %d' % tally.server_errors, file=out)
     print('no answer: %s' % (dict(tally.unanswered) or 0), file=out)
     print('other statuses: %s' % (dict(tally.other_statuses) or 0),

@@ -12,9 +12,9 @@ asks for. Its answer decides what the server must hold afterwards:
   uncertain write, which verification resolves by reading it back.
 
 ``verify`` then reads everything back through the API and checks that
-consumers, provider usages and project usages agree with the ledger, that
-consumers refused or deleted left no record, and that no provider is used
-beyond its capacity.
+consumers, provider usages, provider generations and project usages
+agree with the ledger, that consumers refused or deleted left no record,
+and that no provider is used beyond its capacity.
 """
 
 import collections
@@ -49,11 +49,25 @@ def allocation_body(state, generation):
     }
 
 
+@dataclasses.dataclass
+class ProviderStart:
+    """A provider before the load: ``{class: capacity}`` and generation."""
+
+    capacity: dict
+    generation: int
+
+
 class Ledger:
-    """Acknowledged consumer states plus the uncertain writes."""
+    """The load's providers, acknowledged consumer states, uncertain
+    writes, and how many writes named each provider."""
 
     def __init__(self):
         self._lock = threading.Lock()
+        self.providers = {}  # uuid -> ProviderStart
+        # Every allocation write bumps the generation of each provider
+        # its new allocations name, once.
+        self.provider_writes = collections.Counter()
+        self.uncertain_provider_writes = collections.Counter()
         self.acknowledged = {}
         # consumer -> (state it may have instead, index into uncertain_writes)
         self.uncertain = {}
@@ -65,10 +79,14 @@ class Ledger:
         with self._lock:
             for consumer in changes:
                 self.acknowledged.setdefault(consumer, ABSENT)
+            named = {rp for state in changes.values()
+                     for rp in state.allocations}
             status = response.status
             if status is not None and 200 <= status < 300:
                 self.acknowledged.update(changes)
+                self.provider_writes.update(named)
             elif status is None or status >= 500:
+                self.uncertain_provider_writes.update(named)
                 index = len(self.uncertain_writes)
                 self.uncertain_writes.append(sorted(changes))
                 for consumer, state in changes.items():
@@ -144,7 +162,7 @@ def _resolve(ledger, actual, problems):
     return applied
 
 
-def _check_no_records(client, ledger, actual, capacities, problems):
+def _check_no_records(client, ledger, actual, problems):
     """Consumers that must not exist have no record without allocations
     either (invisible to reads, but the next ``null`` write would fail).
 
@@ -152,9 +170,9 @@ def _check_no_records(client, ledger, actual, capacities, problems):
     without a record it is refused for the amount, which removes the
     record it created; with one, for the consumer generation.
     """
-    rp, capacity = sorted(capacities.items())[0]
+    rp, start = sorted(ledger.providers.items())[0]
     probe = allocation_body(ConsumerState(
-        {rp: {rc: amount + 1 for rc, amount in capacity.items()}},
+        {rp: {rc: amount + 1 for rc, amount in start.capacity.items()}},
         'allocation-writes-probe'), None)
     for consumer in ledger.consumers():
         if (consumer in ledger.uncertain or actual[consumer] != ABSENT
@@ -168,18 +186,25 @@ def _check_no_records(client, ledger, actual, capacities, problems):
                             % (consumer, resp))
 
 
-def _check_providers(client, capacities, actual, problems):
+def _check_providers(client, ledger, actual, problems):
     """Usage within capacity, equal to the consumers' allocations, and
-    held by no consumer the ledger does not know."""
+    held by no consumer the ledger does not know; generation bumped once
+    per write naming the provider (none lost, none extra)."""
     expected = collections.Counter()
     for state in actual.values():
         for rp, resources in state.allocations.items():
             for rc, amount in resources.items():
                 expected[rp, rc] += amount
-    for rp, capacity in sorted(capacities.items()):
-        usages = client.checked(
-            'GET', '/resource_providers/%s/usages' % rp)['usages']
-        for rc, used in sorted(usages.items()):
+    for rp, start in sorted(ledger.providers.items()):
+        capacity = start.capacity
+        body = client.checked('GET', '/resource_providers/%s/usages' % rp)
+        lowest = start.generation + ledger.provider_writes[rp]
+        highest = lowest + ledger.uncertain_provider_writes[rp]
+        if not lowest <= body['resource_provider_generation'] <= highest:
+            problems.append('provider %s has generation %d, expected %s' % (
+                rp, body['resource_provider_generation'],
+                lowest if lowest == highest else '%d-%d' % (lowest, highest)))
+        for rc, used in sorted(body['usages'].items()):
             if used > capacity.get(rc, 0):
                 problems.append('provider %s uses %d %s beyond capacity %s'
                                 % (rp, used, rc, capacity.get(rc)))
@@ -213,19 +238,15 @@ def _check_projects(client, actual, problems):
                             % (project, dict(reported), dict(totals)))
 
 
-def verify(url, token, ledger, capacities, threads=4):
-    """Read the server's state back and compare it with ``ledger``.
-
-    ``capacities`` is ``{provider: {class: capacity}}`` of every provider
-    the load used.
-    """
+def verify(url, token, ledger, threads=4):
+    """Read the server's state back and compare it with ``ledger``."""
     problems = []
     actual = _read_consumers(url, token, ledger.consumers(), threads)
     applied = _resolve(ledger, actual, problems)
     client = placement_http.Client(url, token)
     try:
-        _check_no_records(client, ledger, actual, capacities, problems)
-        _check_providers(client, capacities, actual, problems)
+        _check_no_records(client, ledger, actual, problems)
+        _check_providers(client, ledger, actual, problems)
         _check_projects(client, actual, problems)
     finally:
         client.close()

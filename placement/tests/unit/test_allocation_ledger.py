@@ -56,13 +56,22 @@ class _FakeClient:
         return self._bodies[path]
 
 
-def _provider_problems(used, holders):
+def _provider_problems(used, holders, generation=3, uncertain=False):
+    """Problems of provider rp-1 (capacity 4, generation 1 at the start)
+    after one acknowledged write of ``c1`` and one to two more writes
+    naming it, the last of them uncertain if asked."""
+    ledger = _ledger(({'c1': _state(RP1, 1)}, 204),
+                     ({'c1': _state(RP1, used)}, 204),
+                     ({'c2': _state(RP1, 1)}, None if uncertain else 409))
+    ledger.providers[RP1] = ledger_mod.ProviderStart({'VCPU': 4}, 1)
     client = _FakeClient({
-        '/resource_providers/rp-1/usages': {'usages': {'VCPU': used}},
+        '/resource_providers/rp-1/usages': {
+            'resource_provider_generation': generation,
+            'usages': {'VCPU': used}},
         '/resource_providers/rp-1/allocations': {'allocations': holders}})
     problems = []
-    ledger_mod._check_providers(client, {RP1: {'VCPU': 4}},
-                                {'c1': _state(RP1, used)}, problems)
+    ledger_mod._check_providers(client, ledger, {'c1': _state(RP1, used)},
+                                problems)
     return problems
 
 
@@ -74,13 +83,24 @@ def test_provider_checks():
     assert _provider_problems(4, {'c1': {}, 'stranger': {}})
 
 
+def test_provider_generation_counts_every_write_naming_it():
+    assert _provider_problems(4, {'c1': {}}, generation=2)
+    assert _provider_problems(4, {'c1': {}}, generation=4)
+    assert _provider_problems(4, {'c1': {}}, generation=4,
+                              uncertain=True) == []
+    assert _provider_problems(4, {'c1': {}}, generation=5, uncertain=True)
+
+
 def test_provider_usage_must_equal_its_consumers():
+    ledger = _ledger()
+    ledger.providers[RP1] = ledger_mod.ProviderStart({'VCPU': 4}, 0)
     client = _FakeClient({
-        '/resource_providers/rp-1/usages': {'usages': {'VCPU': 3}},
+        '/resource_providers/rp-1/usages': {
+            'resource_provider_generation': 0, 'usages': {'VCPU': 3}},
         '/resource_providers/rp-1/allocations': {'allocations': {}}})
     problems = []
-    ledger_mod._check_providers(client, {RP1: {'VCPU': 4}},
-                                {'c1': _state(RP1, 2)}, problems)
+    ledger_mod._check_providers(client, ledger, {'c1': _state(RP1, 2)},
+                                problems)
     assert problems
 
 
@@ -117,10 +137,10 @@ def test_refused_and_deleted_consumers_must_leave_no_record():
                      ({'c3': _state(RP1, 1)}, 204))
     actual = {'c1': ledger_mod.ABSENT, 'c2': ledger_mod.ABSENT,
               'c3': _state(RP1, 1)}
-    capacities = {RP1: {'VCPU': 4}}
+    ledger.providers[RP1] = ledger_mod.ProviderStart({'VCPU': 4}, 0)
     for records, bad in (((), []), (('c3',), []),
                          (('c1', 'c2'), ['c1', 'c2'])):
         problems = []
         ledger_mod._check_no_records(_ProbedClient(records), ledger, actual,
-                                     capacities, problems)
+                                     problems)
         assert [p.split()[1] for p in problems] == bad

@@ -18,7 +18,6 @@ from placement.db import api as db_api
 from placement.db import tables
 from placement import exception
 from placement.objects import consumer as consumer_obj
-from placement.objects import inventory as inv_obj
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 
@@ -296,8 +295,8 @@ def get_by_provider(ctx, provider):
         .order_by(_ALLOC.c.id)).all()
     consumers = {}
     for consumer_uuid, rc, used, _created, generation in rows:
-        entry = consumers.setdefault(
-            consumer_uuid, {'resources': {}, 'consumer_generation': generation})
+        entry = consumers.setdefault(consumer_uuid, {
+            'resources': {}, 'consumer_generation': generation})
         entry['resources'][rc] = used
     return consumers, max((row.created_at for row in rows), default=None)
 

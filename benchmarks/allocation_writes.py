@@ -315,14 +315,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.split('\n\n')[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--url', required=True)
-    parser.add_argument('--token', default='admin')
+    parser.add_argument('--url', required=True,
+                        help='Placement endpoint, e.g. http://127.0.0.1:8000')
+    parser.add_argument('--token', default='admin',
+                        help='X-Auth-Token to send (default: admin)')
     parser.add_argument('--mode', choices=('put', 'post', 'mixed'),
-                        default='put')
-    parser.add_argument('--clients', type=int, default=10)
-    parser.add_argument('--providers', type=int, default=10)
-    parser.add_argument('--attempts', type=int, default=400)
-    parser.add_argument('--seed', type=int, default=1)
+                        default='put', help='kind of writes (default: put)')
+    parser.add_argument('--clients', type=int, default=10,
+                        help='concurrent connections (default: 10)')
+    parser.add_argument('--providers', type=int, default=10,
+                        help='providers to create (default: 10)')
+    parser.add_argument('--attempts', type=int, default=400,
+                        help='writes to send in total (default: 400)')
+    parser.add_argument('--seed', type=int, default=1,
+                        help='seed of the planned demands (default: 1)')
     args = parser.parse_args(argv)
     load = AllocationLoad(args.url, args.token, args.mode, args.clients,
                           args.providers, args.attempts, args.seed)

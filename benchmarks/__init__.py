@@ -1,0 +1,1 @@
+"""Load scripts run against a live Placement server (see each module)."""

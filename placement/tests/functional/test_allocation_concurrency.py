@@ -1,0 +1,215 @@
+"""Allocation writes are race-proof and crash-safe, seen from outside.
+
+A real gunicorn with several workers (processes, so the database is the
+only thing they share) takes many concurrent writes from the
+``benchmarks.allocation_writes`` load: new consumers by PUT and POST,
+POSTs moving consumers between providers, DELETEs, with demand beyond
+capacity. Everything is then read back through the API and compared with
+what the clients were told (``benchmarks.allocation_ledger``).
+
+Runs on SQLite, and on a fresh server database when
+``PLACEMENT_TEST_DB_URL`` is set.
+"""
+
+import io
+import os
+import random
+import signal
+import threading
+import time
+import uuid
+
+import pytest
+
+from benchmarks import allocation_ledger
+from benchmarks import allocation_writes
+from benchmarks import placement_http
+from placement.tests import fixtures
+from placement.tests import gunicorn_server
+
+WORKERS = 3
+CLIENTS = 10
+ATTEMPTS = 300
+
+
+@pytest.fixture(scope='module')
+def server(tmp_path_factory):
+    """One server for the module: every test uses its own providers."""
+    tmp_path = tmp_path_factory.mktemp('gunicorn')
+    url = fixtures.server_url()
+    if url:
+        db_url = fixtures.create_server_database(url, 'gunicorn')
+    else:
+        db_url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
+    server = gunicorn_server.GunicornServer(
+        db_url, tmp_path / 'gunicorn.log', workers=WORKERS)
+    server.start()
+    yield server
+    server.stop()
+
+
+def _mixed_load(server, seed):
+    load = allocation_writes.AllocationLoad(
+        server.url, mode='mixed', clients=CLIENTS, attempts=ATTEMPTS,
+        seed=seed)
+    load.prepare()
+    return load
+
+
+def _summary(load, verification, server):
+    """The benchmark's report plus the server's errors."""
+    out = io.StringIO()
+    allocation_writes.report(load, verification, out)
+    return out.getvalue() + server.errors()
+
+
+def _consumer_generation_conflicts(tally):
+    """Each consumer has one writer, so these mean lost updates."""
+    return [message for message in tally.conflict_messages
+            if 'consumer generation conflict' in message]
+
+
+def test_concurrent_writes_keep_usages_exact_and_within_capacity(server):
+    load = _mixed_load(server, seed=7)
+    load.run()
+    verification = load.verify()
+
+    summary = _summary(load, verification, server)
+    assert verification.ok, summary
+    tally = load.tally
+    assert tally.server_errors == 0, summary
+    assert not tally.unanswered and not tally.other_statuses, summary
+    assert verification.uncertain_writes == 0
+    # Every kind of write got through, and demand beyond capacity was
+    # refused, so both sides of the capacity check were exercised.
+    assert set(tally.successes_by_kind) == set(
+        allocation_writes.MIXED_KINDS), tally.successes_by_kind
+    assert any('exceed the capacity' in message
+               for message in tally.conflict_messages), (
+        'no write was refused for capacity; the load proves nothing')
+    assert not _consumer_generation_conflicts(tally)
+
+
+def _kill_workers_during(load, server, fractions):
+    """Run ``load`` and SIGKILL a random worker as each fraction of its
+    attempts has been answered; return the successes at the last kill."""
+    runner = threading.Thread(target=load.run)
+    runner.start()
+    successes_at_last_kill = None
+    for fraction in fractions:
+        while (runner.is_alive()
+               and load.tally.attempts < fraction * len(load.planned)):
+            time.sleep(0.01)
+        assert runner.is_alive(), 'the load ended before the kill'
+        os.kill(random.choice(server.worker_pids()), signal.SIGKILL)
+        successes_at_last_kill = load.tally.successes
+    runner.join()
+    return successes_at_last_kill
+
+
+def test_killed_workers_leave_only_whole_acknowledged_writes(server):
+    load = _mixed_load(server, seed=11)
+    successes_at_last_kill = _kill_workers_during(
+        load, server, fractions=(0.2, 0.45, 0.7))
+    server.wait_for_workers()
+    verification = load.verify()
+
+    # Acknowledged writes are all there; cut-off writes (including
+    # multi-consumer POSTs) are entirely there or entirely absent; usages
+    # equal the consumers' allocations.
+    summary = _summary(load, verification, server)
+    assert verification.ok, summary
+    tally = load.tally
+    assert not tally.other_statuses, summary
+    assert sum(tally.unanswered.values()) >= 1, (
+        'no write was in flight at any kill')
+    assert tally.successes > successes_at_last_kill, (
+        'no write succeeded after the last kill')
+    assert not _consumer_generation_conflicts(tally)
+
+
+def _race(url, requests):
+    """Send ``(method, path, body)`` requests from one thread each, all
+    at once; return the responses in the same order."""
+    barrier = threading.Barrier(len(requests))
+    responses = [None] * len(requests)
+
+    def send(index):
+        client = placement_http.Client(url)
+        client.checked('GET', '/')  # connect before the start line
+        barrier.wait()
+        responses[index] = client.request(*requests[index])
+        client.close()
+
+    threads = [threading.Thread(target=send, args=(i,))
+               for i in range(len(requests))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return responses
+
+
+def _one_winner(responses, server):
+    """Index of the only 204; all others lost on the consumer generation."""
+    statuses = [r.status for r in responses]
+    assert sorted(statuses) == [204] + [409] * (len(statuses) - 1), (
+        responses, server.errors())
+    assert {r.error_code for r in responses if r.status == 409} == {
+        'placement.concurrent_update'}
+    return statuses.index(204)
+
+
+def _states(rp, project):
+    """One distinct allocation per racer."""
+    return [allocation_ledger.ConsumerState({rp: {'VCPU': amount}}, project)
+            for amount in range(1, CLIENTS + 1)]
+
+
+@pytest.fixture
+def provider(server):
+    client = placement_http.Client(server.url)
+    yield allocation_writes.create_provider(
+        client, 'contended-%s' % uuid.uuid4().hex[:8], CLIENTS * 10)
+    client.close()
+
+
+def test_one_of_many_writers_of_the_same_consumer_wins(server, provider):
+    client = placement_http.Client(server.url)
+    consumer = str(uuid.uuid4())
+    path = '/allocations/%s' % consumer
+    for generation in (None, 1):
+        states = _states(provider, 'contended')
+        responses = _race(server.url, [
+            ('PUT', path, allocation_ledger.allocation_body(s, generation))
+            for s in states])
+
+        winner = states[_one_winner(responses, server)]
+        assert allocation_ledger.read_consumer(client, consumer) == winner
+        usages = client.checked(
+            'GET', '/resource_providers/%s/usages' % provider)['usages']
+        assert usages == winner.allocations[provider]
+    client.close()
+
+
+def test_one_of_many_posts_over_the_same_consumers_wins(server, provider):
+    """Racers name the same two consumers, half of them in reverse
+    order, so writers that lock consumers in request order deadlock."""
+    client = placement_http.Client(server.url)
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    start = allocation_ledger.ConsumerState({provider: {'VCPU': 1}}, 'start')
+    client.checked('POST', '/allocations', {
+        c: allocation_ledger.allocation_body(start, None)
+        for c in (first, second)}, expect=(204,))
+    states = _states(provider, 'contended')
+    orders = [(first, second), (second, first)]
+    responses = _race(server.url, [
+        ('POST', '/allocations',
+         {c: allocation_ledger.allocation_body(state, 1)
+          for c in orders[i % 2]})
+        for i, state in enumerate(states)])
+
+    winner = states[_one_winner(responses, server)]
+    for consumer in (first, second):
+        assert allocation_ledger.read_consumer(client, consumer) == winner
+    client.close()

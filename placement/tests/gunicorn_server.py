@@ -1,0 +1,150 @@
+"""A real multi-process Placement server (gunicorn) for black-box tests.
+
+Only a server with several worker processes can show races between
+processes and survive the death of one of them, which in-process apps
+cannot.
+
+By default it runs this checkout's ``placement.wsgi.api:application``
+with the test virtualenv's gunicorn. ``PLACEMENT_TEST_GUNICORN`` replaces
+the command (binary plus extra arguments, e.g.
+``/opt/upstream/bin/gunicorn --preload``) to dry-run the same tests
+against another Placement installation; the checkout is then kept off its
+``PYTHONPATH``. ``PLACEMENT_TEST_PORTS`` (``first-last``) restricts the
+ports it may bind, for shared machines.
+"""
+
+import os
+import random
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from benchmarks import placement_http
+
+COMMAND_ENV = 'PLACEMENT_TEST_GUNICORN'
+PORTS_ENV = 'PLACEMENT_TEST_PORTS'
+APPLICATION = 'placement.wsgi.api:application'
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def free_port():
+    """A port nobody listens on (in ``PLACEMENT_TEST_PORTS`` if set)."""
+    first, _sep, last = os.environ.get(PORTS_ENV, '0-0').partition('-')
+    ports = list(range(int(first), int(last or first) + 1))
+    # Parallel test processes should not all try the same port first.
+    random.shuffle(ports)
+    for port in ports:
+        with socket.socket() as sock:
+            try:
+                sock.bind(('127.0.0.1', port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    raise RuntimeError('no free port in %s' % os.environ[PORTS_ENV])
+
+
+def _children(pid):
+    """Pids of the live processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as stat:
+                # "pid (comm) state ppid ..."; comm may contain spaces.
+                fields = stat.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != 'Z':
+            found.append(int(entry))
+    return sorted(found)
+
+
+class GunicornServer:
+    """gunicorn with ``workers`` processes on ``db_url`` (noauth2)."""
+
+    def __init__(self, db_url, log_path, workers=3):
+        self.db_url = db_url
+        self.log_path = log_path
+        self.workers = workers
+        self.port = free_port()
+        self.url = 'http://127.0.0.1:%d' % self.port
+        self._process = None
+
+    def _command_and_env(self):
+        env = dict(os.environ,
+                   OS_PLACEMENT_DATABASE__CONNECTION=self.db_url,
+                   OS_PLACEMENT_DATABASE__SYNC_ON_STARTUP='True',
+                   OS_API__AUTH_STRATEGY='noauth2')
+        env.pop('OS_PLACEMENT_CONFIG_DIR', None)
+        custom = os.environ.get(COMMAND_ENV)
+        if custom:
+            env.pop('PYTHONPATH', None)
+            command = shlex.split(custom)
+        else:
+            env['PYTHONPATH'] = CHECKOUT
+            command = [sys.executable, '-m', 'gunicorn']
+        return command + [
+            '--workers', str(self.workers),
+            '--bind', '127.0.0.1:%d' % self.port,
+            APPLICATION], env
+
+    def start(self, timeout=120):
+        """Start and wait until a worker answers."""
+        command, env = self._command_and_env()
+        with open(self.log_path, 'ab') as log:
+            self._process = subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+        deadline = time.monotonic() + timeout
+        client = placement_http.Client(self.url, timeout=10)
+        try:
+            while client.request('GET', '/').status != 200:
+                if self._process.poll() is not None:
+                    raise RuntimeError('gunicorn exited: %s' % self.log())
+                if time.monotonic() > deadline:
+                    raise RuntimeError('gunicorn not ready: %s' % self.log())
+                time.sleep(0.2)
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            client.close()
+
+    def worker_pids(self):
+        return _children(self._process.pid)
+
+    def wait_for_workers(self, timeout=60):
+        """Wait until gunicorn runs ``workers`` workers again."""
+        deadline = time.monotonic() + timeout
+        while len(self.worker_pids()) < self.workers:
+            if time.monotonic() > deadline:
+                raise RuntimeError('workers not respawned: %s' % self.log())
+            time.sleep(0.2)
+
+    def log(self, tail=4000):
+        with open(self.log_path, 'rb') as log:
+            return log.read()[-tail:].decode('utf-8', 'replace')
+
+    def errors(self, limit=20):
+        """The first error lines of the log, for assertion messages."""
+        with open(self.log_path, encoding='utf-8', errors='replace') as log:
+            found = [line for line in log
+                     if ' ERROR ' in line or ' CRITICAL ' in line
+                     or line.startswith('Traceback')]
+        return ''.join(found[:limit])
+
+    def stop(self, timeout=30):
+        """Graceful stop, then kill the whole process group."""
+        if self._process is None or self._process.poll() is not None:
+            return
+        self._process.send_signal(signal.SIGTERM)
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self._process.pid, signal.SIGKILL)
+            self._process.wait()

@@ -13,6 +13,8 @@ against another Placement installation; the checkout is then kept off its
 ports it may bind, for shared machines.
 """
 
+import http.client
+import json
 import os
 import random
 import shlex
@@ -65,22 +67,42 @@ def _children(pid):
 
 
 class GunicornServer:
-    """gunicorn with ``workers`` processes on ``db_url`` (noauth2)."""
+    """gunicorn with ``workers`` processes on ``db_url`` (noauth2).
 
-    def __init__(self, db_url, log_path, workers=3):
+    It is configured as an operator without a configuration file would
+    configure it: ``OS_<GROUP>__<OPTION>`` variables only (``environment``
+    adds more), with ``OS_PLACEMENT_CONFIG_DIR`` naming an empty directory
+    so that no stray ``placement.conf`` on the machine is read. Use it as
+    a context manager, or call ``start`` and ``stop``.
+    """
+
+    def __init__(self, db_url, log_path, workers=3, environment=None):
         self.db_url = db_url
         self.log_path = log_path
         self.workers = workers
+        self.environment = environment or {}
         self.port = free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
         self._process = None
 
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
     def _command_and_env(self):
-        env = dict(os.environ,
-                   OS_PLACEMENT_DATABASE__CONNECTION=self.db_url,
+        config_dir = os.path.join(os.path.dirname(self.log_path),
+                                  'no-config')
+        os.makedirs(config_dir, exist_ok=True)
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith('OS_')}
+        env.update(OS_PLACEMENT_DATABASE__CONNECTION=self.db_url,
                    OS_PLACEMENT_DATABASE__SYNC_ON_STARTUP='True',
-                   OS_API__AUTH_STRATEGY='noauth2')
-        env.pop('OS_PLACEMENT_CONFIG_DIR', None)
+                   OS_API__AUTH_STRATEGY='noauth2',
+                   OS_PLACEMENT_CONFIG_DIR=config_dir)
+        env.update(self.environment)
         custom = os.environ.get(COMMAND_ENV)
         if custom:
             env.pop('PYTHONPATH', None)
@@ -114,6 +136,28 @@ class GunicornServer:
             raise
         finally:
             client.close()
+
+    def request(self, method, path, body=None, token='admin', headers=None):
+        """(status, headers, decoded JSON or None) of one request on a new
+        connection, with any headers (roles, origin) and token (None:
+        anonymous)."""
+        connection = http.client.HTTPConnection('127.0.0.1', self.port,
+                                                timeout=30)
+        sent = {'openstack-api-version': 'placement latest'}
+        if token:
+            sent['x-auth-token'] = token
+        if body is not None:
+            body = json.dumps(body)
+            sent['content-type'] = 'application/json'
+        sent.update(headers or {})
+        try:
+            connection.request(method, path, body=body, headers=sent)
+            response = connection.getresponse()
+            data = response.read()
+            return (response.status, response.headers,
+                    json.loads(data) if data else None)
+        finally:
+            connection.close()
 
     def worker_pids(self):
         return _children(self._process.pid)

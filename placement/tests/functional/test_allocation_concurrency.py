@@ -38,7 +38,7 @@ def server(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp('gunicorn')
     url = fixtures.server_url()
     if url:
-        db_url = fixtures.create_server_database(url, 'gunicorn')
+        db_url = fixtures.create_server_database(url, 'concurrency')
     else:
         db_url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
     server = gunicorn_server.GunicornServer(

@@ -7,16 +7,7 @@ import uuid
 import pytest
 
 from placement.tests import fixtures
-from placement.tests.functional.gunicorn_server import gunicorn
-
-
-def _sqlite_environment(tmp_path):
-    return {
-        'OS_PLACEMENT_DATABASE__CONNECTION':
-            'sqlite:///%s' % (tmp_path / 'placement.sqlite'),
-        'OS_PLACEMENT_DATABASE__SYNC_ON_STARTUP': 'True',
-        'OS_API__AUTH_STRATEGY': 'noauth2',
-    }
+from placement.tests.gunicorn_server import GunicornServer
 
 
 @pytest.mark.parametrize('enforce_new_defaults', [True, False])
@@ -27,13 +18,14 @@ def test_policy_and_cors_from_environment(tmp_path, enforce_new_defaults):
     policy_file = tmp_path / 'policy.json'
     policy_file.write_text(json.dumps(
         {'placement:resource_providers:list': 'rule:service_api'}))
-    environment = _sqlite_environment(tmp_path)
-    environment.update({
+    environment = {
         'OS_OSLO_POLICY__POLICY_FILE': str(policy_file),
         'OS_OSLO_POLICY__ENFORCE_NEW_DEFAULTS': str(enforce_new_defaults),
         'OS_CORS__ALLOWED_ORIGIN': 'http://ui.example',
-    })
-    with gunicorn(tmp_path, environment) as server:
+    }
+    db_url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
+    with GunicornServer(db_url, tmp_path / 'gunicorn.log', workers=1,
+                        environment=environment) as server:
         status, _h, _b = server.request(
             'GET', '/resource_providers', headers={'x-roles': 'service'})
         assert status == 200
@@ -55,15 +47,11 @@ def test_many_workers_share_one_database(tmp_path):
     url = fixtures.server_url()
     if url is None:
         pytest.skip('needs PostgreSQL or MySQL (PLACEMENT_TEST_DB_URL)')
-    environment = {
-        'OS_PLACEMENT_DATABASE__CONNECTION':
-            fixtures.create_server_database(url, purpose='gunicorn'),
-        # Four workers start at once on an empty database: the schema
-        # migration and the standard-name sync must not trip each other.
-        'OS_PLACEMENT_DATABASE__SYNC_ON_STARTUP': 'True',
-        'OS_API__AUTH_STRATEGY': 'noauth2',
-    }
-    with gunicorn(tmp_path, environment, workers=4) as server:
+    # Four workers start at once on an empty database: the schema
+    # migration and the standard-name sync must not trip each other.
+    db_url = fixtures.create_server_database(url, purpose='many_workers')
+    with GunicornServer(db_url, tmp_path / 'gunicorn.log',
+                        workers=4) as server:
         names = ['rp-%02d' % i for i in range(40)]
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             created = list(pool.map(

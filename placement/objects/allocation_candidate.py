@@ -127,7 +127,7 @@ def find(ctx, request, options=Options(), rng=random):
     space = builder.space
     anchors = _anchors(ctx, space, request, root_traits)
     if request.same_subtree:
-        space.parent_of = data.tree_members(ctx, anchors)
+        space.ancestry = search.Ancestry(data.tree_members(ctx, anchors))
     if options.randomize:
         anchors = list(anchors)
         rng.shuffle(anchors)
@@ -187,13 +187,13 @@ class _SpaceBuilder:
 
     def __init__(self, ctx, request):
         self.ctx = ctx
+        self._nested = data.any_nested(ctx)
+        self._sharing = None
+        self._associated = {}
         self.space = search.SearchSpace(
             groups=[], room={}, root_of={}, isolate=request.isolate,
             same_subtree=list(request.same_subtree),
-            one_provider_per_tree=(not request.nested_aware
-                                   and data.any_nested(ctx)))
-        self._sharing = None
-        self._associated = {}
+            one_provider_per_tree=not request.nested_aware and self._nested)
 
     def add(self, ids):
         """Add ``ids``'s plan; False if the group matches nothing."""
@@ -205,7 +205,9 @@ class _SpaceBuilder:
                 return False
         if not ids.amounts:
             partials = self._resourceless(ids)
-        elif group.suffix:
+        elif group.suffix or self._flat():
+            # Spec 10 §3.3: where every tree is a single provider and
+            # nothing is shared, the unsuffixed group is one provider too.
             partials = self._single_provider(ids, root)
         else:
             partials = self._spreadable(ids, root)
@@ -221,11 +223,18 @@ class _SpaceBuilder:
             self.space.root_of[provider] = root
         return rows
 
-    def _anchors_of(self, provider, root):
-        """The anchors a provider's partials are copied to."""
+    def _flat(self):
+        """No provider has a parent and none is shared."""
+        return not self._nested and not self._sharing_ids()
+
+    def _sharing_ids(self):
         if self._sharing is None:
             self._sharing = data.sharing_providers(self.ctx)
-        if provider not in self._sharing:
+        return self._sharing
+
+    def _anchors_of(self, provider, root):
+        """The anchors a provider's partials are copied to."""
+        if provider not in self._sharing_ids():
             return {root}
         if provider not in self._associated:
             self._associated.update(
@@ -275,7 +284,8 @@ class _SpaceBuilder:
         """Spec 10 §3.3: each class from any provider of the anchor's tree
         or an associated sharing provider."""
         where = (data.has_traits((), ids.forbidden)
-                 + data.in_aggregates(ids.member_of, (), or_root=True))
+                 + data.in_aggregates(ids.member_of, (), or_root=True)
+                 + self._required_in_tree(ids.required))
         if tree_root is not None:
             where += data.in_tree(tree_root)
         rows = self._capacity(ids, where)
@@ -298,6 +308,18 @@ class _SpaceBuilder:
         return {anchor: self._combinations(ids, per_class, traits)
                 for anchor, per_class in pairs.items()
                 if len(per_class) == len(ids.amounts)}
+
+    def _required_in_tree(self, terms):
+        """SQL prefilter for required traits of the unsuffixed group: the
+        provider's tree must hold each term, unless a sharing provider
+        carries it (then any associated tree may qualify)."""
+        if not terms:
+            return []
+        sharing = self._sharing_ids()
+        carried = set().union(*data.traits_of(
+            self.ctx, sharing, set().union(*terms)).values())
+        return data.tree_has_traits(
+            [term for term in terms if not term & carried], sharing)
 
     def _aggregates(self, ids, rows):
         """Aggregates (among those named) of the providers and roots."""
@@ -374,12 +396,14 @@ def _result(ctx, found, space, class_names):
         return EMPTY
     contributing = {p for f in found for p, _ in f.amounts}
     if space.one_provider_per_tree:
-        described = contributing
+        described, by_root = contributing, False
     else:
-        described = set(data.tree_members(
-            ctx, {space.root_of[p] for p in contributing}))
+        described = {space.root_of[p] for p in contributing}
+        by_root = True
+    names = data.identities(ctx, described, by_root)
+    summarised = sorted(names)
     mapped = {p for f in found for ps in f.mappings.values() for p in ps}
-    names = data.identities(ctx, described | mapped)
+    names.update(data.identities(ctx, mapped - set(names)))
     candidates = []
     for item in found:
         allocations = collections.defaultdict(dict)
@@ -389,9 +413,9 @@ def _result(ctx, found, space, class_names):
             dict(allocations),
             {suffix: [names[p][0] for p in providers]
              for suffix, providers in item.mappings.items()}))
-    inventories = data.inventories_of(ctx, described)
-    traits = data.trait_names_of(ctx, described)
+    inventories = data.inventories_of(ctx, described, by_root)
+    traits = data.trait_names_of(ctx, described, by_root)
     summaries = [ProviderSummary(names[p][0], names[p][1], names[p][2],
                                  inventories.get(p, {}), traits.get(p, []))
-                 for p in sorted(described)]
+                 for p in summarised]
     return Result(candidates, summaries)

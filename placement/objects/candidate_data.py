@@ -28,15 +28,15 @@ def _chunks(ids):
         yield ids[start:start + CHUNK]
 
 
-def _usage(class_ids=None):
-    """Allocated amount per (provider, class), as a subquery."""
-    stmt = sa.select(_ALLOC.c.resource_provider_id,
-                     _ALLOC.c.resource_class_id,
-                     sa.func.sum(_ALLOC.c.used).label('used'))
-    if class_ids is not None:
-        stmt = stmt.where(_ALLOC.c.resource_class_id.in_(sorted(class_ids)))
-    return stmt.group_by(_ALLOC.c.resource_provider_id,
-                         _ALLOC.c.resource_class_id).subquery('usage')
+def _used():
+    """Amount allocated of the inventory row's class on its provider: a
+    correlated subquery, so only the inventories examined are summed
+    (the covering index on allocations makes each a range scan)."""
+    return sa.func.coalesce(
+        sa.select(sa.func.sum(_ALLOC.c.used))
+        .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
+               _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+        .scalar_subquery(), 0)
 
 
 def _with(table, column, ids):
@@ -66,13 +66,42 @@ def in_aggregates(terms, forbidden, or_root=False):
     clauses = []
     for term in terms:
         members = _with(_RP_AGGS, 'aggregate_id', term)
-        clause = _RP.c.id.in_(members)
         if or_root:
-            clause = sa.or_(clause, _RP.c.root_provider_id.in_(members))
-        clauses.append(clause)
+            # A UNION rather than an OR, so the database can drive the
+            # query from the (few) members instead of every inventory.
+            tree = _RP.alias('member_tree')
+            members = sa.union(
+                members,
+                sa.select(tree.c.id).where(tree.c.root_provider_id.in_(
+                    _with(_RP_AGGS, 'aggregate_id', term))))
+        clauses.append(_RP.c.id.in_(members))
     if forbidden:
         clauses.append(_RP.c.id.not_in(
             _with(_RP_AGGS, 'aggregate_id', forbidden)))
+    return clauses
+
+
+def tree_has_traits(terms, always=()):
+    """Providers whose tree has, for every term (trait ids), some
+    provider with one of its traits; the providers ``always`` pass too.
+
+    A prefilter for the unsuffixed group, whose required traits may come
+    from any contributing provider of the anchor's tree: necessary, not
+    sufficient (the exact rule is checked afterwards), and only valid
+    for terms no sharing provider carries, so sharing providers are
+    passed as ``always``.
+    """
+    holder = _RP.alias('trait_holder')
+    clauses = []
+    for term in terms:
+        roots = (sa.select(holder.c.root_provider_id)
+                 .join(_RP_TRAITS,
+                       _RP_TRAITS.c.resource_provider_id == holder.c.id)
+                 .where(_RP_TRAITS.c.trait_id.in_(sorted(term))))
+        clause = _RP.c.root_provider_id.in_(roots)
+        if always:
+            clause = sa.or_(clause, _RP.c.id.in_(sorted(always)))
+        clauses.append(clause)
     return clauses
 
 
@@ -91,8 +120,7 @@ def capacity(ctx, amounts, where=()):
     the most one candidate may place there: ``min(capacity - used,
     max_unit)``.
     """
-    usage = _usage(amounts)
-    used = sa.func.coalesce(usage.c.used, 0)
+    used = _used()
     fits = []
     for rc, amount in amounts.items():
         wanted = sa.literal(amount, sa.Integer)
@@ -105,20 +133,16 @@ def capacity(ctx, amounts, where=()):
     stmt = (sa.select(_INV.c.resource_provider_id, _RP.c.root_provider_id,
                       _INV.c.resource_class_id, _INV.c.total,
                       _INV.c.reserved, _INV.c.allocation_ratio,
-                      _INV.c.max_unit, used.label('used'))
+                      _INV.c.max_unit, used)
             .select_from(
-                _INV.join(_RP, _RP.c.id == _INV.c.resource_provider_id)
-                .outerjoin(usage, sa.and_(
-                    usage.c.resource_provider_id
-                    == _INV.c.resource_provider_id,
-                    usage.c.resource_class_id == _INV.c.resource_class_id)))
-            .where(sa.or_(*fits), *where))
-    return [(row.resource_provider_id, row.root_provider_id,
-             row.resource_class_id,
-             min(inventory_obj.capacity(row.total, row.reserved,
-                                        row.allocation_ratio) - row.used,
-                 row.max_unit))
-            for row in ctx.conn.execute(stmt)]
+                _INV.join(_RP, _RP.c.id == _INV.c.resource_provider_id))
+            .where(_INV.c.resource_class_id.in_(sorted(amounts)),
+                   sa.or_(*fits), *where))
+    return [(provider, root, rc,
+             min(inventory_obj.capacity(total, reserved, ratio) - used,
+                 max_unit))
+            for provider, root, rc, total, reserved, ratio, max_unit, used
+            in ctx.conn.execute(stmt).all()]
 
 
 def providers(ctx, where):
@@ -205,56 +229,62 @@ def any_nested(ctx):
 
 # -- provider summaries -------------------------------------------------------
 
-def identities(ctx, provider_ids):
-    """{provider: (uuid, parent uuid or None, root uuid)}."""
+def _chosen(ids, by_root):
+    """WHERE clauses picking providers by id, or by tree (root ids)."""
+    column = _RP.c.root_provider_id if by_root else _RP.c.id
+    for chunk in _chunks(ids):
+        yield column.in_(chunk)
+
+
+def identities(ctx, ids, by_root=False):
+    """{provider: (uuid, parent uuid or None, root uuid)} of the providers
+    ``ids``, or of every provider of the trees ``ids`` with ``by_root``."""
     root, parent = _RP.alias('root_rp'), _RP.alias('parent_rp')
     result = {}
-    for chunk in _chunks(provider_ids):
+    for where in _chosen(ids, by_root):
         rows = ctx.conn.execute(
             sa.select(_RP.c.id, _RP.c.uuid, parent.c.uuid, root.c.uuid)
             .select_from(
                 _RP.join(root, root.c.id == _RP.c.root_provider_id)
                 .outerjoin(parent, parent.c.id == _RP.c.parent_provider_id))
-            .where(_RP.c.id.in_(chunk)))
+            .where(where)).all()
         for provider, uuid, parent_uuid, root_uuid in rows:
             result[provider] = (uuid, parent_uuid, root_uuid)
     return result
 
 
-def inventories_of(ctx, provider_ids):
-    """{provider: {class name: (capacity, used)}} over all inventories."""
+def inventories_of(ctx, ids, by_root=False):
+    """{provider: {class name: (capacity, used)}} over all inventories,
+    for providers or trees chosen as in ``identities``."""
     classes = tables.resource_classes
-    usage = _usage()
     result = collections.defaultdict(dict)
-    for chunk in _chunks(provider_ids):
+    for where in _chosen(ids, by_root):
         rows = ctx.conn.execute(
             sa.select(_INV.c.resource_provider_id, classes.c.name,
                       _INV.c.total, _INV.c.reserved,
-                      _INV.c.allocation_ratio,
-                      sa.func.coalesce(usage.c.used, 0))
+                      _INV.c.allocation_ratio, _used())
             .select_from(
                 _INV.join(classes, classes.c.id == _INV.c.resource_class_id)
-                .outerjoin(usage, sa.and_(
-                    usage.c.resource_provider_id
-                    == _INV.c.resource_provider_id,
-                    usage.c.resource_class_id == _INV.c.resource_class_id)))
-            .where(_INV.c.resource_provider_id.in_(chunk)))
+                .join(_RP, _RP.c.id == _INV.c.resource_provider_id))
+            .where(where)).all()
         for provider, name, total, reserved, ratio, used in rows:
             result[provider][name] = (
                 inventory_obj.capacity(total, reserved, ratio), int(used))
     return result
 
 
-def trait_names_of(ctx, provider_ids):
-    """{provider: [trait names]}."""
+def trait_names_of(ctx, ids, by_root=False):
+    """{provider: [trait names]}, chosen as in ``identities``."""
     traits = tables.traits
     result = collections.defaultdict(list)
-    for chunk in _chunks(provider_ids):
+    for where in _chosen(ids, by_root):
         rows = ctx.conn.execute(
             sa.select(_RP_TRAITS.c.resource_provider_id, traits.c.name)
-            .join(traits, traits.c.id == _RP_TRAITS.c.trait_id)
-            .where(_RP_TRAITS.c.resource_provider_id.in_(chunk))
-            .order_by(traits.c.name))
+            .select_from(
+                _RP_TRAITS.join(traits, traits.c.id == _RP_TRAITS.c.trait_id)
+                .join(_RP, _RP.c.id == _RP_TRAITS.c.resource_provider_id))
+            .where(where)
+            .order_by(traits.c.name)).all()
         for provider, name in rows:
             result[provider].append(name)
     return result

@@ -72,12 +72,36 @@ class GroupPlan:
         return self.suffix != ''
 
 
+class Ancestry:
+    """Ancestors-or-self of providers, each line computed once."""
+
+    def __init__(self, parent_of):
+        self.parent_of = parent_of
+        self.lines = {}
+
+    def of(self, provider):
+        line = self.lines.get(provider)
+        if line is None:
+            parent = self.parent_of.get(provider)
+            line = frozenset((provider,)) | (
+                self.of(parent) if parent is not None else frozenset())
+            self.lines[provider] = line
+        return line
+
+    def in_one_subtree(self, providers):
+        """True if one of ``providers`` is an ancestor-or-self of all."""
+        if len(providers) < 2:
+            return True
+        lines = [self.of(p) for p in providers]
+        return any(all(top in line for line in lines) for top in providers)
+
+
 @dataclasses.dataclass
 class SearchSpace:
     """Everything the search needs, as plain maps of provider ids.
 
     ``room[(provider, class)]`` is how much one candidate may place
-    there: ``min(capacity - used, max_unit)``. ``parent_of`` is needed
+    there: ``min(capacity - used, max_unit)``. ``ancestry`` is needed
     only for ``same_subtree`` constraints (sets of suffixes).
     ``one_provider_per_tree`` is the pre-1.29 rule of spec 10 §8.2.
     """
@@ -85,8 +109,7 @@ class SearchSpace:
     groups: typing.List[GroupPlan]
     room: typing.Dict[typing.Tuple[int, int], int]
     root_of: typing.Dict[int, int]
-    parent_of: typing.Dict[int, typing.Optional[int]] = dataclasses.field(
-        default_factory=dict)
+    ancestry: typing.Optional[Ancestry] = None
     isolate: bool = False
     same_subtree: typing.List[typing.FrozenSet[str]] = dataclasses.field(
         default_factory=list)
@@ -119,65 +142,63 @@ class _Walk:
 
     def __init__(self, space):
         self.space = space
-        self.load = collections.Counter()      # (provider, class) -> amount
-        self.isolated = set()                  # providers of suffixed groups
-        self.contributors = collections.Counter()  # provider -> references
-        self.trees = collections.Counter()     # root -> contributing providers
+        self.load = {}          # (provider, class) -> amount placed
+        self.isolated = set()   # providers of suffixed groups (isolate)
+        self.contributors = {}  # provider -> partials placing something
+        self.trees = {}         # root -> contributing providers
 
     def take(self, group, partial):
         """Apply ``partial``; False (and nothing applied) if it breaks a
         rule given what earlier groups took."""
         space = self.space
-        if space.isolate and group.suffixed:
-            if partial.providers[0] in self.isolated:
-                return False
+        isolating = space.isolate and group.suffixed
+        if isolating and partial.providers[0] in self.isolated:
+            return False
+        load, room = self.load, space.room
         for provider, rc, amount in partial.amounts:
-            if self.load[provider, rc] + amount > space.room[provider, rc]:
+            if load.get((provider, rc), 0) + amount > room[provider, rc]:
                 return False
         if space.one_provider_per_tree:
             new = {p for p, _, _ in partial.amounts
-                   if not self.contributors[p]}
+                   if not self.contributors.get(p)}
             new_roots = [space.root_of[p] for p in new]
             if (len(set(new_roots)) != len(new_roots)
-                    or any(self.trees[root] for root in new_roots)):
+                    or any(self.trees.get(root) for root in new_roots)):
                 return False
-        self._apply(group, partial, 1)
+        if isolating:
+            self.isolated.add(partial.providers[0])
+        for provider, rc, amount in partial.amounts:
+            key = (provider, rc)
+            load[key] = load.get(key, 0) + amount
+            count = self.contributors.get(provider, 0)
+            if not count:
+                root = space.root_of[provider]
+                self.trees[root] = self.trees.get(root, 0) + 1
+            self.contributors[provider] = count + 1
         return True
 
     def give_back(self, group, partial):
-        self._apply(group, partial, -1)
-
-    def _apply(self, group, partial, sign):
-        if self.space.isolate and group.suffixed:
-            if sign > 0:
-                self.isolated.add(partial.providers[0])
-            else:
-                self.isolated.discard(partial.providers[0])
+        """Undo ``take``."""
+        space = self.space
+        if space.isolate and group.suffixed:
+            self.isolated.discard(partial.providers[0])
         for provider, rc, amount in partial.amounts:
-            self.load[provider, rc] += sign * amount
-            if sign > 0 and not self.contributors[provider]:
-                self.trees[self.space.root_of[provider]] += 1
-            self.contributors[provider] += sign
-            if sign < 0 and not self.contributors[provider]:
-                self.trees[self.space.root_of[provider]] -= 1
-
-
-def _in_one_subtree(providers, parent_of):
-    """True if one of ``providers`` is an ancestor-or-self of all."""
-    if len(providers) < 2:
-        return True
-    lines = {}
-    for provider in providers:
-        line, node = set(), provider
-        while node is not None:
-            line.add(node)
-            node = parent_of.get(node)
-        lines[provider] = line
-    return any(all(top in lines[p] for p in providers) for top in providers)
+            self.load[provider, rc] -= amount
+            count = self.contributors[provider] - 1
+            self.contributors[provider] = count
+            if not count:
+                self.trees[space.root_of[provider]] -= 1
 
 
 def _anchor_candidates(space, anchor):
     """Every valid combination at ``anchor``, lazily, as Found."""
+    if len(space.groups) == 1 and not space.one_provider_per_tree:
+        # The capacity query proved each partial fits, and no rule
+        # relates a group to itself: every partial is a candidate.
+        group = space.groups[0]
+        return (Found({(p, rc): amount for p, rc, amount in partial.amounts},
+                      {group.suffix: partial.providers})
+                for partial in group.partials[anchor])
     slots = sorted(space.groups, key=lambda g: _hint(g.partials[anchor]))
     position = {group.suffix: index for index, group in enumerate(slots)}
     # Each same_subtree constraint is checked once its last group is set.
@@ -192,7 +213,7 @@ def _anchor_candidates(space, anchor):
             providers = set()
             for suffix in suffixes:
                 providers.update(chosen[position[suffix]].providers)
-            if not _in_one_subtree(providers, space.parent_of):
+            if not space.ancestry.in_one_subtree(providers):
                 return False
         return True
 
@@ -242,7 +263,8 @@ def generate(space, anchors, round_robin=False):
     spreads over many trees.
     """
     seen = set()
-    streams = [_anchor_candidates(space, anchor) for anchor in anchors]
+    # Lazily: an anchor's walk is only set up when the caller gets there.
+    streams = (_anchor_candidates(space, anchor) for anchor in anchors)
     if round_robin:
         ordered = _round_robin(streams)
     else:

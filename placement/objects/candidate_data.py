@@ -113,36 +113,30 @@ def in_tree(root_id):
 
 def capacity(ctx, amounts, where=()):
     """Providers (matching ``where``) able to take one of ``amounts``
-    ({class id: amount}) on their own: the capacity test of spec 10 §1,
-    all classes ORed into one statement.
+    ({class id: amount}) on their own: the capacity test of spec 10 §1.
 
     Returns ``(provider, root, class, room)`` tuples where ``room`` is
     the most one candidate may place there: ``min(capacity - used,
-    max_unit)``.
+    max_unit)``. The database selects the inventories and their usage;
+    the test itself runs here, so each row's usage is summed only once.
     """
-    used = _used()
-    fits = []
-    for rc, amount in amounts.items():
-        wanted = sa.literal(amount, sa.Integer)
-        fits.append(sa.and_(
-            _INV.c.resource_class_id == rc,
-            _INV.c.min_unit <= wanted, _INV.c.max_unit >= wanted,
-            wanted % _INV.c.step_size == 0,
-            used + wanted
-            <= (_INV.c.total - _INV.c.reserved) * _INV.c.allocation_ratio))
     stmt = (sa.select(_INV.c.resource_provider_id, _RP.c.root_provider_id,
                       _INV.c.resource_class_id, _INV.c.total,
                       _INV.c.reserved, _INV.c.allocation_ratio,
-                      _INV.c.max_unit, used)
+                      _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
+                      _used())
             .select_from(
                 _INV.join(_RP, _RP.c.id == _INV.c.resource_provider_id))
-            .where(_INV.c.resource_class_id.in_(sorted(amounts)),
-                   sa.or_(*fits), *where))
-    return [(provider, root, rc,
-             min(inventory_obj.capacity(total, reserved, ratio) - used,
-                 max_unit))
-            for provider, root, rc, total, reserved, ratio, max_unit, used
-            in ctx.conn.execute(stmt).all()]
+            .where(_INV.c.resource_class_id.in_(sorted(amounts)), *where))
+    found = []
+    for (provider, root, rc, total, reserved, ratio, min_unit, max_unit,
+         step_size, used) in ctx.conn.execute(stmt).all():
+        amount = amounts[rc]
+        room = inventory_obj.capacity(total, reserved, ratio) - used
+        if (min_unit <= amount <= max_unit and amount % step_size == 0
+                and amount <= room):
+            found.append((provider, root, rc, min(room, max_unit)))
+    return found
 
 
 def providers(ctx, where):

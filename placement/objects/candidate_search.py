@@ -92,8 +92,8 @@ class Ancestry:
         """True if one of ``providers`` is an ancestor-or-self of all."""
         if len(providers) < 2:
             return True
-        lines = [self.of(p) for p in providers]
-        return any(all(top in line for line in lines) for top in providers)
+        common = frozenset.intersection(*[self.of(p) for p in providers])
+        return not common.isdisjoint(providers)
 
 
 @dataclasses.dataclass
@@ -104,6 +104,8 @@ class SearchSpace:
     there: ``min(capacity - used, max_unit)``. ``ancestry`` is needed
     only for ``same_subtree`` constraints (sets of suffixes).
     ``one_provider_per_tree`` is the pre-1.29 rule of spec 10 §8.2.
+    ``shared_classes`` are the classes more than one group asks for: the
+    only ones whose consolidated amounts can exceed a provider's room.
     """
 
     groups: typing.List[GroupPlan]
@@ -114,6 +116,7 @@ class SearchSpace:
     same_subtree: typing.List[typing.FrozenSet[str]] = dataclasses.field(
         default_factory=list)
     one_provider_per_tree: bool = False
+    shared_classes: typing.FrozenSet[int] = frozenset()
 
     def anchors(self):
         """Roots every group has a partial candidate at, in id order."""
@@ -138,11 +141,15 @@ class Found:
 
 
 class _Walk:
-    """The mutable state of the depth-first walk at one anchor."""
+    """The mutable state of the depth-first walk at one anchor.
+
+    Each partial fits on its own (the capacity query proved it), so only
+    classes several groups ask for need their consolidated load tracked.
+    """
 
     def __init__(self, space):
         self.space = space
-        self.load = {}          # (provider, class) -> amount placed
+        self.load = {}          # (provider, shared class) -> amount placed
         self.isolated = set()   # providers of suffixed groups (isolate)
         self.contributors = {}  # provider -> partials placing something
         self.trees = {}         # root -> contributing providers
@@ -154,40 +161,48 @@ class _Walk:
         isolating = space.isolate and group.suffixed
         if isolating and partial.providers[0] in self.isolated:
             return False
-        load, room = self.load, space.room
-        for provider, rc, amount in partial.amounts:
-            if load.get((provider, rc), 0) + amount > room[provider, rc]:
-                return False
-        if space.one_provider_per_tree:
-            new = {p for p, _, _ in partial.amounts
-                   if not self.contributors.get(p)}
-            new_roots = [space.root_of[p] for p in new]
-            if (len(set(new_roots)) != len(new_roots)
-                    or any(self.trees.get(root) for root in new_roots)):
-                return False
+        shared, load = space.shared_classes, self.load
+        if shared:
+            for provider, rc, amount in partial.amounts:
+                if rc in shared and (load.get((provider, rc), 0) + amount
+                                     > space.room[provider, rc]):
+                    return False
+        if space.one_provider_per_tree and not self._one_per_tree(partial):
+            return False
         if isolating:
             self.isolated.add(partial.providers[0])
-        for provider, rc, amount in partial.amounts:
-            key = (provider, rc)
-            load[key] = load.get(key, 0) + amount
-            count = self.contributors.get(provider, 0)
-            if not count:
-                root = space.root_of[provider]
-                self.trees[root] = self.trees.get(root, 0) + 1
-            self.contributors[provider] = count + 1
+        self._count(partial, 1)
         return True
 
     def give_back(self, group, partial):
         """Undo ``take``."""
-        space = self.space
-        if space.isolate and group.suffixed:
+        if self.space.isolate and group.suffixed:
             self.isolated.discard(partial.providers[0])
+        self._count(partial, -1)
+
+    def _one_per_tree(self, partial):
+        """Pre-1.29: no tree may contribute two providers."""
+        new = {p for p, _, _ in partial.amounts
+               if not self.contributors.get(p)}
+        new_roots = [self.space.root_of[p] for p in new]
+        return (len(set(new_roots)) == len(new_roots)
+                and not any(self.trees.get(root) for root in new_roots))
+
+    def _count(self, partial, sign):
+        space = self.space
+        shared, per_tree = space.shared_classes, space.one_provider_per_tree
+        if not (shared or per_tree):
+            return
         for provider, rc, amount in partial.amounts:
-            self.load[provider, rc] -= amount
-            count = self.contributors[provider] - 1
-            self.contributors[provider] = count
-            if not count:
-                self.trees[space.root_of[provider]] -= 1
+            if rc in shared:
+                key = (provider, rc)
+                self.load[key] = self.load.get(key, 0) + sign * amount
+            if per_tree:
+                before = self.contributors.get(provider, 0)
+                self.contributors[provider] = before + sign
+                if not before or before + sign == 0:
+                    root = space.root_of[provider]
+                    self.trees[root] = self.trees.get(root, 0) + sign
 
 
 def _anchor_candidates(space, anchor):

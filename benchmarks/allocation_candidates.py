@@ -1,11 +1,12 @@
 """Benchmark GET /allocation_candidates against a running server.
 
 Loads providers over the API (microversion 1.39, parallel threads) and
-prints medians. Run it against a fresh server (empty database), e.g.::
+prints medians. Run it from the checkout root against a fresh server
+(empty database), e.g.::
 
     placement-api --port 8000 &      # or gunicorn -w 2 ... (SQLite, noauth2)
-    python benchmarks/allocation_candidates.py --url http://127.0.0.1:8000 \
-        --scenario flat --providers 1000
+    python3 -m benchmarks.allocation_candidates \
+        --url http://127.0.0.1:8000 --scenario flat --providers 1000
 
 Scenarios (``--scenario``, repeatable; default all three):
 
@@ -35,16 +36,14 @@ writing anything. Standard library only.
 
 import argparse
 import concurrent.futures
-import http.client
-import json
 import statistics
 import sys
 import time
-import urllib.parse
 import uuid
 
+from benchmarks import placement_http
+
 NS = uuid.UUID('6b1e3c2a-4f59-4d0e-9a55-0b3d1c1e7a10')
-VERSION = '1.39'
 
 
 def ident(name):
@@ -52,29 +51,21 @@ def ident(name):
 
 
 class Client:
+    """Requests over a fresh connection each (safe to share by threads)."""
+
     def __init__(self, url, token, timeout):
-        parts = urllib.parse.urlsplit(url)
-        self.host, self.port = parts.hostname, parts.port or 80
-        self.prefix = parts.path.rstrip('/')
-        self.token, self.timeout = token, timeout
+        self.url, self.token, self.timeout = url, token, timeout
 
     def call(self, method, path, body=None, timeout=None):
-        """Return (status, decoded JSON or None)."""
-        conn = http.client.HTTPConnection(
-            self.host, self.port, timeout=timeout or self.timeout)
-        headers = {'x-auth-token': self.token, 'accept': 'application/json',
-                   'openstack-api-version': 'placement ' + VERSION}
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            headers['content-type'] = 'application/json'
+        """Return (status, decoded JSON or None); status None and the
+        failure text when no answer came (e.g. a timeout)."""
+        client = placement_http.Client(self.url, self.token,
+                                       timeout or self.timeout)
         try:
-            conn.request(method, self.prefix + path, data, headers)
-            resp = conn.getresponse()
-            raw = resp.read()
+            resp = client.request(method, path, body)
         finally:
-            conn.close()
-        return resp.status, (json.loads(raw) if raw else None)
+            client.close()
+        return resp.status, (resp.body if resp.status else resp.failure)
 
     def write(self, method, path, body=None, ok=(200, 201, 204), tries=20):
         """Write, retrying the transient failures of a busy server."""
@@ -135,13 +126,10 @@ def measure(client, label, query, requests, concurrency, timeout=None):
     times, count = [], None
     for _ in range(requests):
         start = time.monotonic()
-        try:
-            status, data = client.call('GET', path, timeout=timeout)
-        except (OSError, http.client.HTTPException) as exc:
-            elapsed = time.monotonic() - start
-            kind = 'timeout' if isinstance(exc, TimeoutError) else 'error'
-            print('%-28s %s after %.1f s (%s)' % (label, kind, elapsed,
-                                                  exc.__class__.__name__))
+        status, data = client.call('GET', path, timeout=timeout)
+        if status is None:
+            print('%-28s no answer after %.1f s (%s)' % (
+                label, time.monotonic() - start, data))
             return
         times.append((time.monotonic() - start) * 1000)
         if status != 200:

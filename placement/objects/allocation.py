@@ -305,12 +305,11 @@ def get_by_provider(ctx, provider):
 def delete_by_consumer(ctx, consumer_uuid):
     """Delete all of a consumer's allocations and its record, without
     touching any generation. ConsumerAllocationsNotFound if it has none."""
-    if not db_api.storable(consumer_uuid) or ctx.conn.execute(
-            sa.select(_ALLOC.c.id).where(
-                _ALLOC.c.consumer_id == consumer_uuid).limit(1)
-            ).first() is None:
+    # The DELETE's own row count decides, so of two concurrent deletes
+    # exactly one succeeds, also where they run in parallel (PostgreSQL).
+    if not db_api.storable(consumer_uuid) or not ctx.conn.execute(
+            sa.delete(_ALLOC).where(
+                _ALLOC.c.consumer_id == consumer_uuid)).rowcount:
         raise exception.ConsumerAllocationsNotFound(consumer=consumer_uuid)
-    ctx.conn.execute(sa.delete(_ALLOC).where(
-        _ALLOC.c.consumer_id == consumer_uuid))
     ctx.conn.execute(sa.delete(_CONSUMERS).where(
         _CONSUMERS.c.uuid == consumer_uuid))

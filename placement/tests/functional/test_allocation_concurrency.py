@@ -213,3 +213,22 @@ def test_one_of_many_posts_over_the_same_consumers_wins(server, provider):
     for consumer in (first, second):
         assert allocation_ledger.read_consumer(client, consumer) == winner
     client.close()
+
+
+def test_one_of_many_deletes_of_the_same_consumer_wins(server, provider):
+    """Parallel DELETEs (PostgreSQL runs them side by side) must not all
+    answer 204: exactly one deletes, the others find nothing."""
+    client = placement_http.Client(server.url)
+    consumer = str(uuid.uuid4())
+    path = '/allocations/%s' % consumer
+    state = allocation_ledger.ConsumerState({provider: {'VCPU': 1}}, 'gone')
+    client.checked('PUT', path, allocation_ledger.allocation_body(
+        state, None), expect=(204,))
+
+    responses = _race(server.url, [('DELETE', path, None)] * CLIENTS)
+
+    statuses = sorted(r.status for r in responses)
+    assert statuses == [204] + [404] * (CLIENTS - 1), (
+        responses, server.errors())
+    assert client.checked('GET', path)['allocations'] == {}
+    client.close()

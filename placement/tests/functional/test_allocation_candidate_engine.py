@@ -11,7 +11,6 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from placement import context
 from placement.db import tables
 from placement import exception
 from placement.objects import aggregate as aggregate_obj
@@ -19,16 +18,8 @@ from placement.objects import allocation_candidate as ac
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import trait as trait_obj
-from placement.tests import fixtures
 
 Group = ac.RequestGroup
-
-
-@pytest.fixture
-def ctx():
-    db, cleanup = fixtures.new_database()
-    yield context.AdminContext(db)
-    cleanup()
 
 
 class Topology:

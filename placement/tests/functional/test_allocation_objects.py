@@ -5,7 +5,6 @@ import uuid
 
 import pytest
 
-from placement import context
 from placement import exception
 from placement.objects import allocation as alloc_obj
 from placement.objects import consumer as consumer_obj
@@ -13,14 +12,6 @@ from placement.objects import inventory as inv_obj
 from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import usage as usage_obj
-from placement.tests import fixtures
-
-
-@pytest.fixture
-def ctx():
-    db, cleanup = fixtures.new_database()
-    yield context.AdminContext(db)
-    cleanup()
 
 
 @pytest.fixture

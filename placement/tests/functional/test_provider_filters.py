@@ -19,16 +19,8 @@ from placement.objects import aggregate as aggregate_obj
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import trait as trait_obj
-from placement.tests import fixtures
 
 VCPU, MEMORY_MB, DISK_GB = 'VCPU', 'MEMORY_MB', 'DISK_GB'
-
-
-@pytest.fixture
-def ctx():
-    db, cleanup = fixtures.new_database()
-    yield context.AdminContext(db)
-    cleanup()
 
 
 def _new(ctx, name, parent=None):

@@ -5,19 +5,10 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from placement import context
 from placement.db import api as db_api
 from placement.db import tables
 from placement import exception
 from placement.objects import resource_provider as rp_obj
-from placement.tests import fixtures
-
-
-@pytest.fixture
-def ctx():
-    db, cleanup = fixtures.new_database()
-    yield context.AdminContext(db)
-    cleanup()
 
 
 def _new(ctx, name, parent=None):

@@ -248,9 +248,10 @@ class _SpaceBuilder:
         return {root} | self._associated[provider]
 
     def _single_provider(self, ids, tree_root):
-        where = (data.has_traits(ids.required, ids.forbidden)
-                 + data.in_aggregates(ids.member_of,
-                                      ids.forbidden_aggregates))
+        # Aggregates first: usually the more selective filter, and the
+        # one SQLite then drives the query from.
+        where = (data.in_aggregates(ids.member_of, ids.forbidden_aggregates)
+                 + data.has_traits(ids.required, ids.forbidden))
         if tree_root is not None:
             where += data.in_tree(tree_root)
         fitting = collections.defaultdict(set)
@@ -274,9 +275,10 @@ class _SpaceBuilder:
         term to match anything; ``in_tree`` is ignored."""
         if not ids.required and not ids.member_of:
             return {}
-        where = (data.has_traits(ids.required, ids.forbidden)
-                 + data.in_aggregates(ids.member_of,
-                                      ids.forbidden_aggregates))
+        # Aggregates first: usually the more selective filter, and the
+        # one SQLite then drives the query from.
+        where = (data.in_aggregates(ids.member_of, ids.forbidden_aggregates)
+                 + data.has_traits(ids.required, ids.forbidden))
         partials = collections.defaultdict(list)
         for provider, root in sorted(data.providers(self.ctx, where)):
             self.space.root_of[provider] = root

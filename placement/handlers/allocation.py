@@ -38,19 +38,19 @@ def _consumer_request(conf, consumer_uuid, body):
     }
 
 
-def prepare_consumers(ctx, bodies):
-    """Prepared ConsumerAllocations for ``bodies`` ({consumer uuid: body
-    in dict format}); 409 on a consumer generation mismatch."""
-    try:
-        consumers = consumer_obj.prepare_all(ctx, [
-            _consumer_request(ctx.config, uuid, body)
-            for uuid, body in bodies.items()])
-    except exception.ConsumerGenerationMismatch as exc:
-        raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
-    return [alloc_obj.ConsumerAllocations(
-                consumer, {rp: entry['resources'] for rp, entry
-                           in bodies[consumer.uuid]['allocations'].items()})
-            for consumer in consumers]
+def consumer_requests(conf, bodies):
+    """ConsumerRequests for ``bodies`` ({consumer uuid: body in dict
+    format})."""
+    return [alloc_obj.ConsumerRequest(
+                _consumer_request(conf, uuid, body),
+                {rp: entry['resources']
+                 for rp, entry in body['allocations'].items()})
+            for uuid, body in bodies.items()]
+
+
+def consumer_conflict(exc):
+    """The 409 for a consumer generation the client got wrong."""
+    return errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
 
 
 def provider_missing(exc):
@@ -62,10 +62,12 @@ def provider_missing(exc):
 
 def _write(req, bodies, unknown_class_prefix):
     ctx = util.context(req)
-    writes = prepare_consumers(ctx, bodies)
     try:
         alloc_obj.write(
-            ctx, writes, ctx.config.placement.allocation_conflict_retry_count)
+            ctx, consumer_requests(ctx.config, bodies),
+            ctx.config.placement.allocation_conflict_retry_count)
+    except exception.ConsumerGenerationMismatch as exc:
+        raise consumer_conflict(exc)
     except exception.ResourceProviderNotFound as exc:
         raise provider_missing(exc)
     except exception.ResourceClassNotFound as exc:

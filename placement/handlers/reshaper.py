@@ -42,9 +42,11 @@ def reshape(req):
     data = util.json_body(req, microversion.choose(util.version(req),
                                                    SCHEMAS))
     inventories = _inventories(ctx, data['inventories'])
-    writes = alloc_handler.prepare_consumers(ctx, data['allocations'])
     try:
-        reshaper_obj.reshape(ctx, inventories, writes)
+        reshaper_obj.reshape(ctx, inventories, alloc_handler.consumer_requests(
+            ctx.config, data['allocations']))
+    except exception.ConsumerGenerationMismatch as exc:
+        raise alloc_handler.consumer_conflict(exc)
     except exception.ResourceProviderNotFound as exc:
         raise alloc_handler.provider_missing(exc)
     except exception.ResourceClassNotFound as exc:

@@ -31,14 +31,47 @@ _CONSUMERS = tables.consumers
 
 
 @dataclasses.dataclass
-class ConsumerAllocations:
-    """The new allocation set of one prepared consumer:
+class ConsumerRequest:
+    """One consumer's part of a write: ``consumer`` holds the keyword
+    arguments of ``consumer.prepare``; ``allocations`` its new set,
     ``{provider uuid: {resource class: amount}}`` in request order."""
+    consumer: dict
+    allocations: dict
+
+
+@dataclasses.dataclass
+class ConsumerAllocations:
+    """The new allocation set of one prepared consumer."""
     consumer: consumer_obj.Consumer
     allocations: dict
 
 
 # -- writing --------------------------------------------------------------
+
+def prepare(ctx, requests):
+    """ConsumerAllocations for ``requests``: each consumer found or
+    created, in the caller's transaction. Raises
+    ConsumerGenerationMismatch (spec 11 §5.3)."""
+    consumers = consumer_obj.prepare_all(
+        ctx, [request.consumer for request in requests])
+    return [ConsumerAllocations(consumer, request.allocations)
+            for consumer, request in zip(consumers, requests)]
+
+
+def missing_provider(ctx, writes):
+    """ResourceProviderNotFound for the first unknown provider ``writes``
+    name, or None.
+
+    Returned rather than raised: the caller's transaction then commits
+    the consumers it prepared, which spec 11 §5.4 (quirk) keeps when a
+    request names an unknown provider.
+    """
+    try:
+        provider_ids(ctx, request_uuids(writes))
+    except exception.ResourceProviderNotFound as exc:
+        return exc
+    return None
+
 
 @db_api.reader
 def provider_ids(ctx, uuids):
@@ -206,24 +239,36 @@ def replace(ctx, writes):
             _CONSUMERS.c.id.in_(emptied)))
 
 
-def write(ctx, writes, retries):
-    """Replace allocation sets as ``replace`` does, re-running it up to
-    ``retries`` times when a provider generation race is lost.
+@db_api.writer
+def _write_once(ctx, requests):
+    writes = prepare(ctx, requests)
+    missing = missing_provider(ctx, writes)
+    if missing is None:
+        replace(ctx, writes)
+    return missing
 
-    Providers must exist (ResourceProviderNotFound before anything is
-    written). If the write fails, consumers created while preparing it
-    are deleted again.
+
+def write(ctx, requests, retries):
+    """Prepare the consumers of ``requests`` (ConsumerRequest) and replace
+    their allocation sets, all in one transaction, so a failure or a
+    crash leaves no consumer record behind; re-run up to ``retries``
+    times when a provider generation race is lost.
+
+    Raises what ``prepare`` and ``replace`` raise, and
+    ResourceProviderNotFound after committing the prepared consumers.
     """
-    provider_ids(ctx, request_uuids(writes))
-    with consumer_obj.removed_on_failure(ctx, [w.consumer for w in writes]):
-        for attempt in range(retries + 1):
-            try:
-                return replace(ctx, writes)
-            except exception.ResourceProviderConcurrentUpdateDetected:
-                if attempt == retries:
-                    raise
-                LOG.debug('Provider generation race, retry %d of %d',
-                          attempt + 1, retries)
+    for attempt in range(retries + 1):
+        try:
+            missing = _write_once(ctx, requests)
+        except exception.ResourceProviderConcurrentUpdateDetected:
+            if attempt == retries:
+                raise
+            LOG.debug('Provider generation race, retry %d of %d',
+                      attempt + 1, retries)
+            continue
+        if missing is not None:
+            raise missing
+        return
 
 
 # -- reading and deleting -------------------------------------------------

@@ -3,11 +3,10 @@
 A consumer is prepared before its allocations are written (spec 11 §5):
 its project, user and type are found or created, its generation is
 checked against the client's, and a new consumer record is created with
-generation 0. All of that commits on its own, so records created here
-outlive a later failure unless ``delete_unused`` removes them.
+generation 0 — in the transaction of the write, so a failed write leaves
+no record behind.
 """
 
-import contextlib
 import dataclasses
 import typing
 
@@ -19,7 +18,6 @@ from placement.db import tables
 from placement import exception
 
 _CONSUMERS = tables.consumers
-_ALLOC = tables.allocations
 
 #: ``generation`` value meaning "do not check" (writes below 1.28).
 UNCHECKED = object()
@@ -116,27 +114,5 @@ def prepare(ctx, uuid, project, user, generation=UNCHECKED,
 @db_api.writer
 def prepare_all(ctx, requests):
     """``prepare`` every dict of keyword arguments in ``requests`` in one
-    transaction, so a failing one leaves no new consumer behind."""
+    transaction (the caller's, when there is one)."""
     return [prepare(ctx, **request) for request in requests]
-
-
-@db_api.writer
-def delete_unused(ctx, consumers):
-    """Delete those of ``consumers`` that still have no allocations and
-    were not written since they were prepared (a failed first write)."""
-    for consumer in consumers:
-        ctx.conn.execute(sa.delete(_CONSUMERS).where(
-            _CONSUMERS.c.id == consumer.id,
-            _CONSUMERS.c.generation == consumer.generation,
-            ~sa.exists().where(_ALLOC.c.consumer_id == consumer.uuid)))
-
-
-@contextlib.contextmanager
-def removed_on_failure(ctx, consumers):
-    """Run a write for prepared ``consumers``; if it fails, delete those
-    the preparation created (spec 11 §5.4)."""
-    try:
-        yield
-    except Exception:
-        delete_unused(ctx, [c for c in consumers if c.created])
-        raise

@@ -4,19 +4,22 @@ replaced in one transaction (spec 08 §3)."""
 from placement import exception
 from placement.db import api as db_api
 from placement.objects import allocation as alloc_obj
-from placement.objects import consumer as consumer_obj
 from placement.objects import inventory as inv_obj
 from placement.objects import resource_provider as rp_obj
 
 
 @db_api.writer
-def _reshape(ctx, inventories, writes):
+def _reshape(ctx, inventories, requests):
     # Every provider's generation is checked under the lock, including
     # those given empty inventories, which skip the interim step.
     locked = rp_obj.lock(ctx, [provider.id for provider, _, _ in inventories])
     for provider, _records, generation in inventories:
         if locked.get(provider.id) != generation:
             raise exception.ResourceProviderConcurrentUpdateDetected()
+    writes = alloc_obj.prepare(ctx, requests)
+    missing = alloc_obj.missing_provider(ctx, writes)
+    if missing is not None:
+        return missing
     # Interim: current and new inventory together, so allocations can
     # move before classes disappear.
     for provider, records, _generation in inventories:
@@ -27,18 +30,21 @@ def _reshape(ctx, inventories, writes):
     alloc_obj.replace(ctx, writes)
     for provider, records, _generation in inventories:
         inv_obj.replace_all(ctx, provider, records)
+    return None
 
 
-def reshape(ctx, inventories, writes):
+def reshape(ctx, inventories, requests):
     """Give each provider of ``inventories`` ((provider, {class: record},
     generation) triples) exactly its new inventory and each consumer of
-    ``writes`` (ConsumerAllocations) its new allocations, atomically.
+    ``requests`` (allocation.ConsumerRequest) its new allocations, in one
+    transaction.
 
     Inventory capacity rules are not applied. Raises what
-    ``inventory.replace_all`` and ``allocation.replace`` raise;
-    ResourceProviderNotFound before anything is written if an allocation
-    names an unknown provider.
+    ``inventory.replace_all``, ``allocation.prepare`` and
+    ``allocation.replace`` raise, and ResourceProviderNotFound (after
+    committing the prepared consumers, spec 08 §2) if an allocation names
+    an unknown provider.
     """
-    alloc_obj.provider_ids(ctx, alloc_obj.request_uuids(writes))
-    with consumer_obj.removed_on_failure(ctx, [w.consumer for w in writes]):
-        _reshape(ctx, inventories, writes)
+    missing = _reshape(ctx, inventories, requests)
+    if missing is not None:
+        raise missing

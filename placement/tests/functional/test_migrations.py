@@ -39,6 +39,7 @@ def test_stamp_records_revision_without_migrating(tmp_path):
         migration.stamp(db, '422ece571366')
         assert migration.version(db) == '422ece571366'
         with db.engine.connect() as conn:
-            assert 'resource_providers' not in sa.inspect(conn).get_table_names()
+            names = sa.inspect(conn).get_table_names()
+            assert 'resource_providers' not in names
     finally:
         db.dispose()

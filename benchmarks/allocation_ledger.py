@@ -228,9 +228,12 @@ def _check_projects(client, actual, problems):
             expected[state.project_id].update(resources)
     for project, totals in sorted(expected.items()):
         query = urllib.parse.urlencode({'project_id': project})
-        groups = client.checked('GET', '/usages?' + query)['usages']
+        resp = client.request('GET', '/usages?' + query)
+        if resp.status != 200:
+            problems.append('GET /usages?%s answered %r' % (query, resp))
+            continue
         reported = collections.Counter()
-        for group in groups.values():
+        for group in resp.body['usages'].values():
             reported.update({rc: amount for rc, amount in group.items()
                              if rc != 'consumer_count'})
         if reported != totals:

@@ -49,11 +49,18 @@ def test_unanswered_write_may_be_entirely_applied_or_absent():
 
 
 class _FakeClient:
+    """Answers 200 with the body given for a path, else 500."""
+
     def __init__(self, bodies):
         self._bodies = bodies
 
     def checked(self, method, path):
         return self._bodies[path]
+
+    def request(self, method, path):
+        if path in self._bodies:
+            return placement_http.Response(200, self._bodies[path])
+        return placement_http.Response(500, {'errors': [{'status': 500}]})
 
 
 def _provider_problems(used, holders, generation=3, uncertain=False):
@@ -114,6 +121,13 @@ def test_project_usages_must_equal_its_consumers():
     assert problems == []
     ledger_mod._check_projects(client, {'c1': _state(RP1, 2)}, problems)
     assert problems
+
+
+def test_a_failing_project_usages_read_is_a_problem_not_a_crash():
+    problems = []
+    ledger_mod._check_projects(_FakeClient({}), {'c1': _state(RP1, 2)},
+                               problems)
+    assert len(problems) == 1 and 'answered' in problems[0]
 
 
 class _ProbedClient:

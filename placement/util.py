@@ -115,7 +115,23 @@ def json_body(req, schema):
     error = _first_error(schema, data, query=False)
     if error is not None:
         raise errors.BadRequest('JSON does not validate: %s' % error)
+    if _has_nul(data):
+        raise errors.BadRequest(
+            'JSON does not validate: strings may not contain the NUL '
+            'character (\\u0000)')
     return data
+
+
+def _has_nul(data):
+    """True if a string anywhere in ``data`` (keys included) holds NUL,
+    which PostgreSQL cannot store: refused on every database alike."""
+    if isinstance(data, str):
+        return '\x00' in data
+    if isinstance(data, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in data.items())
+    if isinstance(data, list):
+        return any(_has_nul(item) for item in data)
+    return False
 
 
 def validate_query(req, schema):

@@ -92,6 +92,9 @@ class Ancestry:
         """True if one of ``providers`` is an ancestor-or-self of all."""
         if len(providers) < 2:
             return True
+        if len(providers) == 2:
+            first, second = providers
+            return first in self.of(second) or second in self.of(first)
         common = frozenset.intersection(*[self.of(p) for p in providers])
         return not common.isdisjoint(providers)
 
@@ -219,15 +222,14 @@ def _anchor_candidates(space, anchor):
     # Each same_subtree constraint is checked once its last group is set.
     checks = collections.defaultdict(list)
     for suffixes in space.same_subtree:
-        checks[max(position[s] for s in suffixes)].append(suffixes)
+        slots_of = [position[s] for s in suffixes]
+        checks[max(slots_of)].append(slots_of)
     chosen = [None] * len(slots)
     walk = _Walk(space)
 
     def subtree_ok(index):
-        for suffixes in checks.get(index, ()):
-            providers = set()
-            for suffix in suffixes:
-                providers.update(chosen[position[suffix]].providers)
+        for slots_of in checks.get(index, ()):
+            providers = {p for i in slots_of for p in chosen[i].providers}
             if not space.ancestry.in_one_subtree(providers):
                 return False
         return True

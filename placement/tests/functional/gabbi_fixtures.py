@@ -177,8 +177,8 @@ class NUMAFixture(SharedStorageFixture):
         numa1 = 'd1000000-0000-4000-8000-000000000000'
         self.provider('CN', cn, {'VCPU': 4},
                       traits=['COMPUTE_VOLUME_MULTI_ATTACH'])
-        for name, uuid in (('NUMA0', numa0), ('NUMA1', numa1)):
-            self.provider(name, uuid, {'VCPU': 4, 'MEMORY_MB': 2048},
+        for name, numa in (('NUMA0', numa0), ('NUMA1', numa1)):
+            self.provider(name, numa, {'VCPU': 4, 'MEMORY_MB': 2048},
                           parent=cn, traits=['HW_NUMA_ROOT'])
         self.provider('PF0', 'f0000000-0000-4000-8000-000000000000',
                       {'SRIOV_NET_VF': 8}, parent=numa0,

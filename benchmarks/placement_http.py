@@ -25,20 +25,20 @@ class Response:
         """The exception class name of a failed exchange."""
         return self.failure and self.failure.split(':')[0]
 
+    def _first_error(self):
+        """``errors[0]`` of a Placement error body, else {}."""
+        try:
+            return self.body['errors'][0]
+        except (TypeError, KeyError, IndexError):
+            return {}
+
     @property
     def error_code(self):
-        """``errors[0].code`` of a Placement error body, else None."""
-        try:
-            return self.body['errors'][0].get('code')
-        except (TypeError, KeyError, IndexError):
-            return None
+        return self._first_error().get('code')
 
     @property
     def error_detail(self):
-        try:
-            return self.body['errors'][0].get('detail')
-        except (TypeError, KeyError, IndexError):
-            return None
+        return self._first_error().get('detail')
 
     def __repr__(self):
         return '<Response %s %s>' % (self.status, self.failure or self.body)

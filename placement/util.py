@@ -8,6 +8,7 @@ import uuid
 
 import jsonschema
 from jsonschema import exceptions as jsonschema_exc
+import orjson
 
 from placement import auth
 from placement import errors
@@ -186,7 +187,9 @@ def json_response(req, data, status=200, last_modified=None, headers=None):
     """A JSON response; cache headers from 1.15 when ``last_modified``."""
     response = req.response
     response.status = status
-    response.body = json.dumps(data).encode('utf-8')
+    # orjson: the candidates body runs to megabytes, which the standard
+    # encoder takes tens of milliseconds to write.
+    response.body = orjson.dumps(data)
     response.content_type = JSON
     response.charset = None
     if headers:

@@ -269,34 +269,40 @@ def _check_conflicts(groups, version):
 
 def _serialize(result, version, requested):
     return {
-        'allocation_requests': [_candidate(c, version)
-                                for c in result.candidates],
-        'provider_summaries': {s.uuid: _summary(s, version, requested)
-                               for s in result.summaries},
+        'allocation_requests': (
+            result.candidates if version >= MAPPINGS_VERSION
+            else [_candidate(c, version) for c in result.candidates]),
+        'provider_summaries': _summaries(result.summaries, version,
+                                         requested),
     }
 
 
 def _candidate(candidate, version):
-    if version < DICT_ALLOCATIONS_VERSION:
-        return {'allocations': [
-            {'resource_provider': {'uuid': uuid}, 'resources': resources}
-            for uuid, resources in candidate.allocations.items()]}
-    data = {'allocations': {uuid: {'resources': resources}
-                            for uuid, resources
-                            in candidate.allocations.items()}}
+    """The engine's candidates are those of 1.34 on; older versions show
+    less (the engine's dicts are shared, so they are copied, not cut)."""
     if version >= MAPPINGS_VERSION:
-        data['mappings'] = candidate.mappings
-    return data
+        return candidate
+    if version >= DICT_ALLOCATIONS_VERSION:
+        return {'allocations': candidate['allocations']}
+    return {'allocations': [
+        {'resource_provider': {'uuid': uuid},
+         'resources': placed['resources']}
+        for uuid, placed in candidate['allocations'].items()]}
 
 
-def _summary(summary, version, requested):
+def _summaries(summaries, version, requested):
+    """The engine's summaries are those of 1.29 on; older versions show
+    less (the engine's dicts are shared, so they are copied, not cut)."""
+    if version >= NESTED_VERSION:
+        return summaries
+    return {uuid: _older_summary(summary, version, requested)
+            for uuid, summary in summaries.items()}
+
+
+def _older_summary(summary, version, requested):
     data = {'resources': {
-        rc: {'capacity': capacity, 'used': used}
-        for rc, (capacity, used) in summary.resources.items()
+        rc: usage for rc, usage in summary['resources'].items()
         if version >= ALL_INVENTORIES_VERSION or rc in requested}}
     if version >= SUMMARY_TRAITS_VERSION:
-        data['traits'] = summary.traits
-    if version >= NESTED_VERSION:
-        data['parent_provider_uuid'] = summary.parent_provider_uuid
-        data['root_provider_uuid'] = summary.root_provider_uuid
+        data['traits'] = summary['traits']
     return data

@@ -5,10 +5,11 @@ candidates and provider summaries as plain values; it knows nothing of
 HTTP or microversions beyond the flags ``Request`` carries.
 
 It works in three steps: look the names up (in the order the reference
-reports unknown ones), fetch per group the providers that qualify with
-one set-based query each (``candidate_data``), and let
-``candidate_search`` combine them lazily up to the cap. Summaries are
-then built for the trees of the returned candidates only.
+reports unknown ones, one query per kind of name), find per group the
+providers that qualify in the process's ``provider_index`` (brought up
+to date first), and let ``candidate_search`` combine them lazily up to
+the cap. Summaries are then built for the trees of the returned
+candidates only.
 """
 
 import collections
@@ -18,10 +19,10 @@ import random
 import typing
 
 from placement.db import api as db_api
+from placement import exception
 from placement.objects import aggregate as aggregate_obj
-from placement.objects import candidate_data as data
 from placement.objects import candidate_search as search
-from placement.objects import resource_class as rc_obj
+from placement.objects import provider_index
 from placement.objects import trait as trait_obj
 
 
@@ -80,70 +81,69 @@ class Options:
 
 
 @dataclasses.dataclass
-class Candidate:
-    """``allocations``: {provider uuid: {class: amount}};
-    ``mappings``: {suffix: [provider uuid, ...]}."""
-
-    allocations: typing.Dict[str, typing.Dict[str, int]]
-    mappings: typing.Dict[str, typing.List[str]]
-
-
-@dataclasses.dataclass
-class ProviderSummary:
-    """``resources``: {class: (capacity, used)} for every inventory."""
-
-    uuid: str
-    parent_provider_uuid: typing.Optional[str]
-    root_provider_uuid: str
-    resources: typing.Dict[str, typing.Tuple[int, int]]
-    traits: typing.List[str]
-
-
-@dataclasses.dataclass
 class Result:
-    candidates: typing.List[Candidate]
-    summaries: typing.List[ProviderSummary]
+    """Candidates and summaries as the latest microversion shows them
+    (plain values; older ones show a subset):
+
+    * a candidate is ``{'allocations': {provider uuid: {'resources':
+      {class: amount}}}, 'mappings': {suffix: [provider uuid, ...]}}``;
+    * ``summaries`` is {provider uuid: summary}, each as
+      ``ProviderIndex.summary`` describes it.
+
+    Inner values are shared between candidates and between requests: do
+    not change them.
+    """
+
+    candidates: typing.List[dict]
+    summaries: typing.Dict[str, dict]
 
 
-EMPTY = Result([], [])
+EMPTY = Result([], {})
 
 
 @db_api.reader
 def find(ctx, request, options=Options(), rng=random):
     """Candidates for ``request``; raises ResourceClassNotFound or
     TraitNotFound for unknown names."""
-    root_traits = trait_obj.ids_by_name(
-        ctx, request.root_required + request.root_forbidden)
-    resolved = []
-    for group in request.groups:
-        ids = _resolve(ctx, group)
-        if ids is None:
-            return EMPTY
-        resolved.append(ids)
-    builder = _SpaceBuilder(ctx, request)
-    for ids in resolved:
-        if not builder.add(ids):
-            return EMPTY
-    space = builder.space
+    index = provider_index.of(ctx.db)
+    with index.lock:
+        index.refresh(ctx.conn)
+        names = _Names(ctx, index, request)
+        root_required = names.trait_ids(request.root_required)
+        root_forbidden = names.trait_ids(request.root_forbidden)
+        resolved = []
+        for group in request.groups:
+            ids = names.resolve(group)
+            if ids is None:
+                return EMPTY
+            resolved.append(ids)
+        builder = _SpaceBuilder(index, request, names.sharing(),
+                                _shared_classes(resolved))
+        for ids in resolved:
+            if not builder.add(ids):
+                return EMPTY
+        space = builder.space
+        anchors = _anchors(index, space, root_required, root_forbidden)
+        if request.same_subtree:
+            space.ancestry = search.Ancestry(index.parent, index.lines)
+        if options.randomize:
+            anchors = list(anchors)
+            rng.shuffle(anchors)
+        round_robin = options.randomize or options.breadth_first
+        found = list(itertools.islice(
+            search.generate(space, anchors, round_robin=round_robin,
+                            dedupe=builder.shares),
+            _cap(request.limit, options.max_candidates)))
+        if options.randomize:
+            rng.shuffle(found)
+        return _result(index, found, space)
+
+
+def _shared_classes(resolved):
+    """Classes more than one group asks for."""
     requested = collections.Counter(rc for ids in resolved
                                     for rc in ids.amounts)
-    space.shared_classes = frozenset(rc for rc, groups in requested.items()
-                                     if groups > 1)
-    anchors = _anchors(ctx, space, request, root_traits)
-    if request.same_subtree:
-        space.ancestry = search.Ancestry(data.tree_members(ctx, anchors))
-    if options.randomize:
-        anchors = list(anchors)
-        rng.shuffle(anchors)
-    round_robin = options.randomize or options.breadth_first
-    found = list(itertools.islice(
-        search.generate(space, anchors, round_robin=round_robin),
-        _cap(request.limit, options.max_candidates)))
-    if options.randomize:
-        rng.shuffle(found)
-    class_names = {rc: name for ids in resolved
-                   for name, rc in ids.classes.items()}
-    return _result(ctx, found, space, class_names)
+    return frozenset(rc for rc, groups in requested.items() if groups > 1)
 
 
 # -- name lookups -------------------------------------------------------------
@@ -153,7 +153,6 @@ class _GroupIds:
     """A group with its names resolved to ids."""
 
     group: RequestGroup
-    classes: typing.Dict[str, int]
     amounts: typing.Dict[int, int]
     required: typing.List[typing.Set[int]]
     forbidden: typing.Set[int]
@@ -161,52 +160,103 @@ class _GroupIds:
     forbidden_aggregates: typing.Set[int]
 
 
-def _resolve(ctx, group):
-    """Ids for ``group``'s names, in the reference's order: classes, then
-    aggregates (a positive term of unknown aggregates empties the whole
-    result: None), then traits."""
-    classes = rc_obj.ids_by_name(ctx, list(group.resources))
-    uuids = set().union(*group.member_of) | set(group.forbidden_aggregates)
-    aggregates = aggregate_obj.ids_by_uuid(ctx, uuids) if uuids else {}
-    member_of = [{aggregates[u] for u in term if u in aggregates}
-                 for term in group.member_of]
-    if not all(member_of):
-        return None
-    traits = trait_obj.ids_by_name(ctx, group.trait_names())
-    return _GroupIds(
-        group=group, classes=classes,
-        amounts={classes[name]: amount
-                 for name, amount in group.resources.items()},
-        required=[{traits[name] for name in term} for term in group.required],
-        forbidden={traits[name] for name in group.forbidden},
-        member_of=member_of,
-        forbidden_aggregates={aggregates[u] for u in
-                              group.forbidden_aggregates if u in aggregates})
+class _Names:
+    """Every name of a request looked up at once; unknown names are
+    reported as the reference does: root traits first, then group by
+    group classes, aggregates (a positive term of unknown aggregates
+    empties the whole result), traits."""
+
+    def __init__(self, ctx, index, request):
+        self._index = index
+        classes, traits, uuids = [], [], set()
+        traits += request.root_required + request.root_forbidden
+        traits.append(trait_obj.SHARES_VIA_AGGREGATE)
+        for group in request.groups:
+            classes += group.resources
+            traits += group.trait_names()
+            uuids.update(*group.member_of)
+            uuids.update(group.forbidden_aggregates)
+        self._classes = index.class_ids(ctx.conn, classes)
+        self._traits = index.trait_ids(ctx.conn, traits)
+        self._aggregates = (aggregate_obj.ids_by_uuid(ctx, uuids)
+                            if uuids else {})
+
+    def trait_ids(self, names):
+        for name in names:
+            if name not in self._traits:
+                raise exception.TraitNotFound(names=name)
+        return {self._traits[name] for name in names}
+
+    def sharing(self):
+        """Providers with trait MISC_SHARES_VIA_AGGREGATE."""
+        trait = self._traits.get(trait_obj.SHARES_VIA_AGGREGATE)
+        return self._index.with_trait.get(trait, frozenset())
+
+    def resolve(self, group):
+        """``group`` with ids for names, or None if it matches nothing."""
+        for name in group.resources:
+            if name not in self._classes:
+                raise exception.ResourceClassNotFound(name=name)
+        aggregates = self._aggregates
+        member_of = [{aggregates[u] for u in term if u in aggregates}
+                     for term in group.member_of]
+        if not all(member_of):
+            return None
+        self.trait_ids(group.trait_names())
+        traits = self._traits
+        return _GroupIds(
+            group=group,
+            amounts={self._classes[name]: amount
+                     for name, amount in group.resources.items()},
+            required=[{traits[name] for name in term}
+                      for term in group.required],
+            forbidden={traits[name] for name in group.forbidden},
+            member_of=member_of,
+            forbidden_aggregates={aggregates[u] for u in
+                                  group.forbidden_aggregates
+                                  if u in aggregates})
 
 
 # -- per-group partial candidates ---------------------------------------------
 
-class _SpaceBuilder:
-    """Turns each resolved group into a GroupPlan of the search space."""
+_NOTHING = frozenset()
 
-    def __init__(self, ctx, request):
-        self.ctx = ctx
-        self._nested = data.any_nested(ctx)
-        self._sharing = None
+
+def _intersection(sets):
+    """Members of every one of ``sets`` (smallest first, for speed)."""
+    sets = sorted(sets, key=len)
+    return set(sets[0]).intersection(*sets[1:])
+
+
+class _SpaceBuilder:
+    """Turns each resolved group into a GroupPlan of the search space.
+
+    ``shares`` becomes true when some partial is offered at an anchor
+    outside its provider's own tree (a sharing provider): only then can
+    two anchors produce the same candidate.
+    """
+
+    def __init__(self, index, request, sharing, shared_classes):
+        self.index = index
+        self._sharing = sharing
         self._associated = {}
+        self.shares = False
         self.space = search.SearchSpace(
-            groups=[], room={}, root_of={}, isolate=request.isolate,
+            groups=[], room={}, root_of=index.root, isolate=request.isolate,
             same_subtree=list(request.same_subtree),
-            one_provider_per_tree=not request.nested_aware and self._nested)
+            one_provider_per_tree=(not request.nested_aware
+                                   and bool(index.nested)),
+            shared_classes=shared_classes)
 
     def add(self, ids):
         """Add ``ids``'s plan; False if the group matches nothing."""
         group = ids.group
         root = None
         if group.in_tree is not None and ids.amounts:
-            root = data.root_of_uuid(self.ctx, group.in_tree)
+            root = self._root_of_uuid(group.in_tree)
             if root is None:
                 return False
+        single = True
         if not ids.amounts:
             partials = self._resourceless(ids)
         elif group.suffix or self._flat():
@@ -214,149 +264,177 @@ class _SpaceBuilder:
             # nothing is shared, the unsuffixed group is one provider too.
             partials = self._single_provider(ids, root)
         else:
-            partials = self._spreadable(ids, root)
+            partials, single = self._spreadable(ids, root), False
         if not partials:
             return False
-        self.space.groups.append(search.GroupPlan(group.suffix, partials))
+        self.space.groups.append(
+            search.GroupPlan(group.suffix, partials, single))
         return True
 
-    def _capacity(self, ids, where):
-        rows = data.capacity(self.ctx, ids.amounts, where)
-        for provider, root, rc, room in rows:
-            self.space.room[provider, rc] = room
-            self.space.root_of[provider] = root
-        return rows
+    def _root_of_uuid(self, uuid):
+        provider = self.index.by_uuid.get(uuid)
+        return None if provider is None else self.index.root[provider]
 
     def _flat(self):
         """No provider has a parent and none is shared."""
-        return not self._nested and not self._sharing_ids()
+        return not self.index.nested and not self._sharing
 
-    def _sharing_ids(self):
-        if self._sharing is None:
-            self._sharing = data.sharing_providers(self.ctx)
-        return self._sharing
+    def _anchors_of(self, provider):
+        """The anchors a provider's partials are offered at: its root,
+        and for a sharing provider the roots of every tree sharing an
+        aggregate with it."""
+        index = self.index
+        root = index.root[provider]
+        if provider not in self._sharing:
+            return (root,)
+        anchors = self._associated.get(provider)
+        if anchors is None:
+            anchors = {root}
+            for aggregate in index.aggregates[provider]:
+                anchors.update(index.root[p]
+                               for p in index.in_aggregate[aggregate])
+            self._associated[provider] = anchors
+            self.shares = self.shares or len(anchors) > 1
+        return anchors
 
-    def _anchors_of(self, provider, root):
-        """The anchors a provider's partials are copied to."""
-        if provider not in self._sharing_ids():
-            return {root}
-        if provider not in self._associated:
-            self._associated.update(
-                data.associated_roots(self.ctx, self._sharing))
-            for sharing in self._sharing:
-                self._associated.setdefault(sharing, set())
-        return {root} | self._associated[provider]
+    def _matching(self, ids, sets):
+        """Providers in every one of ``sets`` and in the group's
+        aggregate and trait terms, but in none of its forbidden ones."""
+        index = self.index
+        sets = list(sets)
+        sets += [index.union(index.in_aggregate, term)
+                 for term in ids.member_of]
+        sets += [index.union(index.with_trait, term) for term in ids.required]
+        found = _intersection(sets)
+        if ids.forbidden:
+            found -= index.union(index.with_trait, ids.forbidden)
+        if ids.forbidden_aggregates:
+            found -= index.union(index.in_aggregate,
+                                 ids.forbidden_aggregates)
+        return found
 
     def _single_provider(self, ids, tree_root):
-        # Aggregates first: usually the more selective filter, and the
-        # one SQLite then drives the query from.
-        where = (data.in_aggregates(ids.member_of, ids.forbidden_aggregates)
-                 + data.has_traits(ids.required, ids.forbidden))
+        index = self.index
+        sets = [index.with_class.get(rc, _NOTHING) for rc in ids.amounts]
         if tree_root is not None:
-            where += data.in_tree(tree_root)
-        fitting = collections.defaultdict(set)
-        roots = {}
-        for provider, root, rc, _ in self._capacity(ids, where):
-            fitting[provider].add(rc)
-            roots[provider] = root
+            sets.append(index.members.get(tree_root, _NOTHING))
+        amounts = list(ids.amounts.items())
         partials = collections.defaultdict(list)
-        for provider in sorted(fitting):
-            if len(fitting[provider]) != len(ids.amounts):
-                continue
+        roots, sharing = index.root, self._sharing
+        note_rooms = bool(self.space.shared_classes)
+        for provider, rooms in index.fitting(
+                sorted(self._matching(ids, sets)), amounts):
+            if note_rooms:
+                self._note_rooms(provider, amounts, rooms)
             partial = search.Partial(
-                (provider,), tuple((provider, rc, amount)
-                                   for rc, amount in ids.amounts.items()))
-            for anchor in self._anchors_of(provider, roots[provider]):
-                partials[anchor].append(partial)
+                (provider,), tuple([(provider, rc, amount)
+                                    for rc, amount in amounts]))
+            if provider in sharing:
+                for anchor in self._anchors_of(provider):
+                    partials[anchor].append(partial)
+            else:
+                partials[roots[provider]].append(partial)
         return partials
+
+    def _note_rooms(self, provider, amounts, rooms):
+        """Keep the room of the classes several groups ask for: only
+        their consolidated amounts can exceed it."""
+        shared = self.space.shared_classes
+        if shared:
+            for (rc, _), room in zip(amounts, rooms):
+                if rc in shared:
+                    self.space.room[provider, rc] = room
 
     def _resourceless(self, ids):
         """Spec 10 §3.2: traits and aggregates only; needs a positive
         term to match anything; ``in_tree`` is ignored."""
         if not ids.required and not ids.member_of:
             return {}
-        # Aggregates first: usually the more selective filter, and the
-        # one SQLite then drives the query from.
-        where = (data.in_aggregates(ids.member_of, ids.forbidden_aggregates)
-                 + data.has_traits(ids.required, ids.forbidden))
         partials = collections.defaultdict(list)
-        for provider, root in sorted(data.providers(self.ctx, where)):
-            self.space.root_of[provider] = root
-            for anchor in self._anchors_of(provider, root):
+        for provider in sorted(self._matching(ids, ())):
+            for anchor in self._anchors_of(provider):
                 partials[anchor].append(search.Partial((provider,)))
         return partials
 
     def _spreadable(self, ids, tree_root):
         """Spec 10 §3.3: each class from any provider of the anchor's tree
         or an associated sharing provider."""
-        where = (data.has_traits((), ids.forbidden)
-                 + data.in_aggregates(ids.member_of, (), or_root=True)
-                 + self._required_in_tree(ids.required))
+        index = self.index
+        # Necessary conditions first (the exact aggregate and trait rules
+        # are checked per anchor below): in an aggregate of each term or
+        # in a tree whose root is; in a tree holding each required trait.
+        allowed = []
+        for term in ids.member_of:
+            members = index.union(index.in_aggregate, term)
+            allowed.append(set(members).union(index.trees(
+                p for p in members if index.root[p] == p)))
+        allowed += self._required_in_tree(ids.required)
         if tree_root is not None:
-            where += data.in_tree(tree_root)
-        rows = self._capacity(ids, where)
-        aggregates = self._aggregates(ids, rows)
+            allowed.append(index.members.get(tree_root, _NOTHING))
+        allowed = _intersection(allowed) if allowed else None
+        excluded = index.union(index.with_trait, ids.forbidden)
         pairs = collections.defaultdict(lambda: collections.defaultdict(set))
-        for provider, root, rc, _ in rows:
-            anchors = {root}
-            if tree_root is None and (
-                    not ids.member_of
-                    or _meets(aggregates[provider], ids.member_of)):
-                anchors = self._anchors_of(provider, root)
-            for anchor in anchors:
-                if _pair_allowed(ids, aggregates, provider, anchor):
-                    pairs[anchor][rc].add(provider)
-        traits = collections.defaultdict(set)
-        if ids.required:
-            traits = data.traits_of(
-                self.ctx, {p for p, _, _, _ in rows}, set().union(
-                    *ids.required))
-        return {anchor: self._combinations(ids, per_class, traits)
+        for rc, amount in ids.amounts.items():
+            pool = index.with_class.get(rc, _NOTHING)
+            if allowed is not None:
+                pool = pool & allowed
+            amounts = [(rc, amount)]
+            for provider, rooms in index.fitting(pool - excluded, amounts):
+                self._note_rooms(provider, amounts, rooms)
+                anchors = (index.root[provider],)
+                if tree_root is None and (
+                        not ids.member_of or _meets(
+                            index.aggregates[provider], ids.member_of)):
+                    anchors = self._anchors_of(provider)
+                for anchor in anchors:
+                    if _pair_allowed(ids, index.aggregates, provider,
+                                     anchor):
+                        pairs[anchor][rc].add(provider)
+        return {anchor: _combinations(ids, per_class, index.traits)
                 for anchor, per_class in pairs.items()
                 if len(per_class) == len(ids.amounts)}
 
     def _required_in_tree(self, terms):
-        """SQL prefilter for required traits of the unsuffixed group: the
-        provider's tree must hold each term, unless a sharing provider
-        carries it (then any associated tree may qualify)."""
+        """For each required term no sharing provider carries: the
+        providers of trees holding one of its traits, and the sharing
+        providers (whose trees need not)."""
         if not terms:
             return []
-        sharing = self._sharing_ids()
-        carried = set().union(*data.traits_of(
-            self.ctx, sharing, set().union(*terms)).values())
-        return data.tree_has_traits(
-            [term for term in terms if not term & carried], sharing)
+        index = self.index
+        wanted = set().union(*terms)
+        carried = set().union(*(index.traits[s] & wanted
+                                for s in self._sharing))
+        allowed = []
+        for term in terms:
+            if term & carried:
+                continue
+            holders = index.union(index.with_trait, term)
+            allowed.append(index.trees({index.root[p] for p in holders})
+                           | self._sharing)
+        return allowed
 
-    def _aggregates(self, ids, rows):
-        """Aggregates (among those named) of the providers and roots."""
-        named = set().union(*ids.member_of) | ids.forbidden_aggregates
-        if not named:
-            return collections.defaultdict(set)
-        involved = {p for p, _, _, _ in rows} | {r for _, r, _, _ in rows}
-        for provider, _, _, _ in rows:
-            involved |= self._anchors_of(provider, self.space.root_of[
-                provider])
-        return data.aggregates_of(self.ctx, involved, named)
 
-    @staticmethod
-    def _combinations(ids, per_class, traits):
-        classes = sorted(per_class)
-        choices = [sorted(per_class[rc]) for rc in classes]
-        hint = 1
-        for providers in choices:
-            hint *= len(providers)
+def _combinations(ids, per_class, traits):
+    """The unsuffixed group's partials at one anchor, lazily: one
+    provider per class, together holding a trait of each required
+    term."""
+    classes = sorted(per_class)
+    choices = [sorted(per_class[rc]) for rc in classes]
+    hint = 1
+    for providers in choices:
+        hint *= len(providers)
 
-        def generate():
-            for chosen in itertools.product(*choices):
-                if ids.required:
-                    have = set().union(*(traits[p] for p in chosen))
-                    if not all(term & have for term in ids.required):
-                        continue
-                yield search.Partial(
-                    tuple(dict.fromkeys(chosen)),
-                    tuple((provider, rc, ids.amounts[rc])
-                          for provider, rc in zip(chosen, classes)))
-        return search.LazyPartials(generate(), hint)
+    def generate():
+        for chosen in itertools.product(*choices):
+            if ids.required:
+                have = set().union(*(traits[p] for p in chosen))
+                if not all(term & have for term in ids.required):
+                    continue
+            yield search.Partial(
+                tuple(dict.fromkeys(chosen)),
+                tuple((provider, rc, ids.amounts[rc])
+                      for provider, rc in zip(chosen, classes)))
+    return search.LazyPartials(generate(), hint)
 
 
 def _meets(memberships, terms):
@@ -376,16 +454,14 @@ def _pair_allowed(ids, aggregates, provider, anchor):
 
 # -- anchors, cap and the result ----------------------------------------------
 
-def _anchors(ctx, space, request, root_traits):
+def _anchors(index, space, required, forbidden):
     """Anchors common to all groups that satisfy ``root_required``."""
     anchors = space.anchors()
-    if not root_traits:
+    if not required and not forbidden:
         return anchors
-    required = {root_traits[name] for name in request.root_required}
-    forbidden = {root_traits[name] for name in request.root_forbidden}
-    have = data.traits_of(ctx, anchors, required | forbidden)
     return [anchor for anchor in anchors
-            if required <= have[anchor] and not forbidden & have[anchor]]
+            if required <= index.traits[anchor]
+            and not forbidden & index.traits[anchor]]
 
 
 def _cap(limit, max_candidates):
@@ -397,31 +473,61 @@ def _cap(limit, max_candidates):
     return min(caps) if caps else None
 
 
-def _result(ctx, found, space, class_names):
+def _result(index, found, space):
+    """Candidates and the summaries of their trees (below 1.29 with
+    nesting: of their providers), with uuids and names."""
     if not found:
         return EMPTY
-    contributing = {p for f in found for p, _ in f.amounts}
+    contributing = {provider for item in found for partial in item.partials
+                    for provider, _, _ in partial.amounts}
     if space.one_provider_per_tree:
-        described, by_root = contributing, False
+        described = contributing
     else:
-        described = {space.root_of[p] for p in contributing}
-        by_root = True
-    names = data.identities(ctx, described, by_root)
-    summarised = sorted(names)
-    mapped = {p for f in found for ps in f.mappings.values() for p in ps}
-    names.update(data.identities(ctx, mapped - set(names)))
+        described = index.trees({index.root[p] for p in contributing})
+    return Result(_rendered(index, found),
+                  {index.uuid[p]: index.summary(p) for p in sorted(described)})
+
+
+def _rendered(index, found):
+    """The candidates in uuids and class names. A partial takes part in
+    many candidates, so each is rendered once and shared."""
+    uuid, names = index.uuid, index.class_names
+    rendered = {}
+
+    def render(partial):
+        placed = {}
+        for provider, rc, amount in partial.amounts:
+            placed.setdefault(uuid[provider], {'resources': {}})[
+                'resources'][names[rc]] = amount
+        result = rendered[id(partial)] = (
+            [uuid[p] for p in partial.providers], placed)
+        return result
+
     candidates = []
     for item in found:
-        allocations = collections.defaultdict(dict)
-        for (provider, rc), amount in item.amounts.items():
-            allocations[names[provider][0]][class_names[rc]] = amount
-        candidates.append(Candidate(
-            dict(allocations),
-            {suffix: [names[p][0] for p in providers]
-             for suffix, providers in item.mappings.items()}))
-    inventories = data.inventories_of(ctx, described, by_root)
-    traits = data.trait_names_of(ctx, described, by_root)
-    summaries = [ProviderSummary(names[p][0], names[p][1], names[p][2],
-                                 inventories.get(p, {}), traits.get(p, []))
-                 for p in summarised]
-    return Result(candidates, summaries)
+        pieces = [rendered.get(id(partial)) or render(partial)
+                  for partial in item.partials]
+        if len(pieces) == 1:
+            allocations = pieces[0][1]
+        else:
+            allocations = {}
+            for _, placed in pieces:
+                allocations.update(placed)
+            if len(allocations) < sum(len(placed) for _, placed in pieces):
+                allocations = _merged([placed for _, placed in pieces])
+        candidates.append({
+            'allocations': allocations,
+            'mappings': {suffix: uuids for suffix, (uuids, _)
+                         in zip(item.suffixes, pieces)}})
+    return candidates
+
+
+def _merged(pieces):
+    """Allocations of pieces that share providers, summed per class."""
+    result = {}
+    for placed in pieces:
+        for uuid, resources in placed.items():
+            mine = result.setdefault(uuid, {'resources': {}})['resources']
+            for name, amount in resources['resources'].items():
+                mine[name] = mine.get(name, 0) + amount
+    return result

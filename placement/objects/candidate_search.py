@@ -1,7 +1,8 @@
 """Combining request groups into allocation candidates (spec 10 §4-§7).
 
-Pure Python over plain values, no database: ``candidate_data`` fetches
-what is needed, this module searches. Candidates are generated lazily,
+Pure Python over plain values, no database: ``allocation_candidate``
+finds each group's partial candidates in the ``provider_index``, this
+module combines them. Candidates are generated lazily,
 one anchor (tree root) at a time, by a depth-first walk that assigns one
 partial candidate per group and abandons a branch as soon as it breaks a
 rule (consolidated capacity, ``group_policy=isolate``, ``same_subtree``,
@@ -15,8 +16,7 @@ import itertools
 import typing
 
 
-@dataclasses.dataclass(frozen=True)
-class Partial:
+class Partial(typing.NamedTuple):
     """One way to satisfy one group at one anchor.
 
     ``providers`` are the providers the group maps to (distinct);
@@ -62,10 +62,12 @@ def _hint(partials):
 
 @dataclasses.dataclass
 class GroupPlan:
-    """A request group's partial candidates, per anchor root."""
+    """A request group's partial candidates, per anchor root; ``single``
+    if each partial maps to one provider."""
 
     suffix: str
     partials: typing.Dict[int, typing.Any]  # anchor -> sequence of Partial
+    single: bool = True
 
     @property
     def suffixed(self):
@@ -73,11 +75,12 @@ class GroupPlan:
 
 
 class Ancestry:
-    """Ancestors-or-self of providers, each line computed once."""
+    """Ancestors-or-self of providers, each line computed once into
+    ``lines`` (which may be kept while the tree shapes do not change)."""
 
-    def __init__(self, parent_of):
+    def __init__(self, parent_of, lines=None):
         self.parent_of = parent_of
-        self.lines = {}
+        self.lines = {} if lines is None else lines
 
     def of(self, provider):
         line = self.lines.get(provider)
@@ -92,11 +95,27 @@ class Ancestry:
         """True if one of ``providers`` is an ancestor-or-self of all."""
         if len(providers) < 2:
             return True
-        if len(providers) == 2:
-            first, second = providers
-            return first in self.of(second) or second in self.of(first)
         common = frozenset.intersection(*[self.of(p) for p in providers])
         return not common.isdisjoint(providers)
+
+    def joins(self, chosen, slots):
+        """``in_one_subtree`` for the providers of the partials chosen at
+        ``slots``."""
+        return self.in_one_subtree(
+            {p for i in slots for p in chosen[i].providers})
+
+    def joining(self, partials, providers):
+        """Those single-provider ``partials`` whose provider lies in one
+        subtree with ``providers``: it is an ancestor-or-self of them
+        all, or lies below the one of them above all the others."""
+        common = frozenset.intersection(*[self.of(p) for p in providers])
+        tops = common.intersection(providers)
+        lines, of = self.lines, self.of
+        if not tops:
+            return [q for q in partials if q.providers[0] in common]
+        (top,) = tops
+        return [q for q in partials if q.providers[0] in common
+                or top in (lines.get(q.providers[0]) or of(q.providers[0]))]
 
 
 @dataclasses.dataclass
@@ -130,17 +149,23 @@ class SearchSpace:
         return sorted(common or ())
 
 
-@dataclasses.dataclass(frozen=True)
-class Found:
-    """A complete candidate: consolidated amounts and group mappings."""
+class Found(typing.NamedTuple):
+    """A complete candidate: the partial chosen for each group, in the
+    order of ``suffixes``."""
 
-    amounts: typing.Dict[typing.Tuple[int, int], int]
-    mappings: typing.Dict[str, typing.Tuple[int, ...]]
+    suffixes: typing.Tuple[str, ...]
+    partials: typing.Tuple[Partial, ...]
+
+    def amounts(self):
+        """``(provider, class, amount)`` triples, one per provider and
+        class: what the candidate allocates."""
+        return _consolidated(self.partials)
 
     def key(self):
-        return (frozenset(self.amounts.items()),
-                frozenset((suffix, frozenset(providers))
-                          for suffix, providers in self.mappings.items()))
+        return (frozenset(self.amounts()),
+                frozenset((suffix, frozenset(partial.providers))
+                          for suffix, partial in zip(self.suffixes,
+                                                     self.partials)))
 
 
 class _Walk:
@@ -208,54 +233,97 @@ class _Walk:
                     self.trees[root] = self.trees.get(root, 0) + sign
 
 
-def _anchor_candidates(space, anchor):
+def _anchor_candidates(space, anchor, plans):
     """Every valid combination at ``anchor``, lazily, as Found."""
     if len(space.groups) == 1 and not space.one_provider_per_tree:
-        # The capacity query proved each partial fits, and no rule
+        # The capacity test proved each partial fits, and no rule
         # relates a group to itself: every partial is a candidate.
-        group = space.groups[0]
-        return (Found({(p, rc): amount for p, rc, amount in partial.amounts},
-                      {group.suffix: partial.providers})
-                for partial in group.partials[anchor])
-    slots = sorted(space.groups, key=lambda g: _hint(g.partials[anchor]))
-    position = {group.suffix: index for index, group in enumerate(slots)}
-    # Each same_subtree constraint is checked once its last group is set.
-    checks = collections.defaultdict(list)
-    for suffixes in space.same_subtree:
-        slots_of = [position[s] for s in suffixes]
-        checks[max(slots_of)].append(slots_of)
-    chosen = [None] * len(slots)
-    walk = _Walk(space)
-
-    def subtree_ok(index):
-        for slots_of in checks.get(index, ()):
-            providers = {p for i in slots_of for p in chosen[i].providers}
-            if not space.ancestry.in_one_subtree(providers):
-                return False
-        return True
-
-    def descend(index):
-        if index == len(slots):
-            amounts = collections.Counter()
-            for partial in chosen:
-                for provider, rc, amount in partial.amounts:
-                    amounts[provider, rc] += amount
-            yield Found(dict(amounts),
-                        {group.suffix: chosen[i].providers
-                         for i, group in enumerate(slots)})
-            return
-        group = slots[index]
-        for partial in group.partials[anchor]:
-            if not walk.take(group, partial):
-                continue
-            chosen[index] = partial
-            if subtree_ok(index):
-                yield from descend(index + 1)
-            walk.give_back(group, partial)
-
+        suffixes = (space.groups[0].suffix,)
+        return (Found(suffixes, (partial,))
+                for partial in space.groups[0].partials[anchor])
     if space.isolate and not _enough_isolated_providers(space, anchor):
         return iter(())
-    return descend(0)
+    # Fewest choices first: a smaller tree of branches to walk.
+    order = tuple(sorted(range(len(space.groups)), key=lambda i: _hint(
+        space.groups[i].partials[anchor])))
+    plan = plans.get(order)
+    if plan is None:
+        plan = plans[order] = _Plan(space, order)
+    return _combine(space, anchor, plan)
+
+
+class _Plan:
+    """The groups in the order the walk places them (``slots``), and how
+    each ``same_subtree`` constraint is met once its last slot is set:
+    by filtering that slot's partials with the providers chosen before
+    (``filtered``: the other slots) when every group of it maps to one
+    provider, else by testing (``tested``: all its slots)."""
+
+    def __init__(self, space, order):
+        self.slots = [space.groups[i] for i in order]
+        self.suffixes = tuple(group.suffix for group in self.slots)
+        position = {suffix: i for i, suffix in enumerate(self.suffixes)}
+        self.filtered = [[] for _ in order]
+        self.tested = [[] for _ in order]
+        for suffixes in space.same_subtree:
+            slots_of = sorted({position[s] for s in suffixes})
+            closing, others = slots_of[-1], slots_of[:-1]
+            if not others:
+                continue
+            if all(self.slots[i].single for i in slots_of):
+                self.filtered[closing].append(others)
+            else:
+                self.tested[closing].append(slots_of)
+
+
+def _combine(space, anchor, plan):
+    """The depth-first walk: one partial per slot, each checked against
+    the ones before it as it is placed."""
+    slots, filtered, tested = plan.slots, plan.filtered, plan.tested
+    ancestry = space.ancestry
+    # Without isolate, shared classes or the pre-1.29 rule, placing a
+    # partial changes nothing later groups are checked against.
+    walk = (_Walk(space) if space.isolate or space.shared_classes
+            or space.one_provider_per_tree else None)
+    last = len(slots) - 1
+    chosen = [None] * len(slots)
+    pending = [iter(slots[0].partials[anchor])]
+    while pending:
+        index = len(pending) - 1
+        if chosen[index] is not None:
+            if walk is not None:
+                walk.give_back(slots[index], chosen[index])
+            chosen[index] = None
+        partial = next(pending[index], None)
+        if partial is None:
+            pending.pop()
+            continue
+        if walk is not None and not walk.take(slots[index], partial):
+            continue
+        chosen[index] = partial
+        if tested[index] and not all(ancestry.joins(chosen, slots_of)
+                                     for slots_of in tested[index]):
+            continue
+        if index == last:
+            yield Found(plan.suffixes, tuple(chosen))
+            continue
+        options = slots[index + 1].partials[anchor]
+        for others in filtered[index + 1]:
+            options = ancestry.joining(
+                options, [chosen[i].providers[0] for i in others])
+        pending.append(iter(options))
+
+
+def _consolidated(partials):
+    """The partials' amounts, summed per provider and class."""
+    if len(partials) == 1:
+        return partials[0].amounts
+    amounts = collections.Counter()
+    for partial in partials:
+        for provider, rc, amount in partial.amounts:
+            amounts[provider, rc] += amount
+    return tuple((provider, rc, amount)
+                 for (provider, rc), amount in amounts.items())
 
 
 def _enough_isolated_providers(space, anchor):
@@ -272,20 +340,27 @@ def _enough_isolated_providers(space, anchor):
     return len(reachable) >= len(suffixed)
 
 
-def generate(space, anchors, round_robin=False):
+def generate(space, anchors, round_robin=False, dedupe=True):
     """Distinct candidates over ``anchors`` (in the given order).
 
     Depth-first takes every candidate of one anchor before the next;
     round-robin takes one from each anchor in turn, so a capped result
-    spreads over many trees.
+    spreads over many trees. One anchor never repeats a candidate, so
+    ``dedupe`` is needed only when partials are offered at several
+    anchors (sharing providers).
     """
-    seen = set()
     # Lazily: an anchor's walk is only set up when the caller gets there.
-    streams = (_anchor_candidates(space, anchor) for anchor in anchors)
+    plans = {}
+    streams = (_anchor_candidates(space, anchor, plans)
+               for anchor in anchors)
     if round_robin:
         ordered = _round_robin(streams)
     else:
         ordered = itertools.chain.from_iterable(streams)
+    if not dedupe:
+        yield from ordered
+        return
+    seen = set()
     for found in ordered:
         key = found.key()
         if key not in seen:

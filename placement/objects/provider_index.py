@@ -1,0 +1,345 @@
+"""An in-memory copy, per process, of the provider data candidates need.
+
+``GET /allocation_candidates`` reads, for every provider that might take
+part, its place in its tree, its inventories and usage, its traits and
+its aggregates. Reading all of that from the database on every request
+costs more than the search itself, and grows with the cloud. The index
+keeps it in memory, one per process and database, and brings itself up
+to date at the start of every request from the change log
+(``placement.db.changes``): one query says which providers changed since
+the last refresh, and a few set-based queries reload only those. Every
+write that changes provider data logs the providers in its own
+transaction, so a request sees every write committed before it started,
+exactly as if it read the tables.
+
+The whole index is reloaded on first use, when the log has been pruned
+beyond its version, and at least every ``MAX_AGE`` seconds: a safety net
+against rows changed outside the service (hand-written SQL), which the
+log cannot see.
+
+Callers hold ``index.lock`` from ``refresh`` until they have read what
+they need: a refresh mutates the maps in place.
+"""
+
+import collections
+import os
+import threading
+import time
+import typing
+import weakref
+
+import sqlalchemy as sa
+
+from placement.db import changes
+from placement.db import tables
+from placement.objects import inventory as inventory_obj
+
+#: Seconds after which the index is reloaded whatever the log says.
+MAX_AGE = 300
+#: Largest id list sent in one IN clause.
+CHUNK = 500
+
+_RP = tables.resource_providers
+_INV = tables.inventories
+_ALLOC = tables.allocations
+_RP_TRAITS = tables.resource_provider_traits
+_RP_AGGS = tables.resource_provider_aggregates
+
+_EMPTY = frozenset()
+_GONE = object()
+
+
+class Inventory(typing.NamedTuple):
+    """What the capacity test needs of one inventory record."""
+
+    capacity: int
+    min_unit: int
+    max_unit: int
+    step_size: int
+
+
+class ProviderIndex:
+    """Providers by id, with the reverse maps the search filters on.
+
+    Per provider: ``uuid`` (and ``by_uuid`` back), ``parent`` (id or
+    None), ``root``, ``inventories`` ({class: Inventory}), ``usage``
+    ({class: used}, only classes with allocations), ``traits`` and ``aggregates`` (frozensets
+    of ids). Reverse maps: ``with_class``, ``with_trait``,
+    ``in_aggregate`` ({id: set of providers}), ``members`` ({root: set of
+    providers of its tree}) and ``nested`` (providers with a parent).
+    ``lines`` caches each provider's ancestors-or-self for the search
+    (``candidate_search.Ancestry``), kept until a provider moves.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.version = None
+        self.loaded_at = None
+        self._clear()
+
+    def _clear(self):
+        self.class_names = {}
+        self.trait_names = {}
+        self._class_ids = {}
+        self._trait_ids = {}
+        self._summaries = {}
+        self.uuid = {}
+        self.by_uuid = {}
+        self.parent = {}
+        self.root = {}
+        self.inventories = {}
+        self.usage = {}
+        self.traits = {}
+        self.aggregates = {}
+        self.with_class = collections.defaultdict(set)
+        self.with_trait = collections.defaultdict(set)
+        self.in_aggregate = collections.defaultdict(set)
+        self.members = collections.defaultdict(set)
+        self.nested = set()
+        self.lines = {}
+
+    # -- keeping up to date --------------------------------------------------
+
+    def refresh(self, conn, clock=time.monotonic):
+        """Bring the index up to date with what ``conn`` sees."""
+        try:
+            self._refresh(conn, clock)
+        except BaseException:
+            # Half loaded: the next refresh must start from scratch.
+            self.version = self.loaded_at = None
+            raise
+
+    def _refresh(self, conn, clock):
+        log = changes.read(conn, self.version)
+        now = clock()
+        if (log.provider_ids is None or self.loaded_at is None
+                or now - self.loaded_at > MAX_AGE):
+            self._clear()
+            self._load(conn, None)
+            self.loaded_at = now
+        elif log.provider_ids:
+            parents = {p: self.parent.get(p, _GONE) for p in log.provider_ids}
+            for provider in log.provider_ids:
+                self._forget(provider)
+            self._load(conn, log.provider_ids)
+            if any(self.parent.get(p, _GONE) != parent
+                   for p, parent in parents.items()):
+                # A provider moved, came or went: lines of ancestors of
+                # its descendants may have changed too.
+                self.lines = {}
+        # Rows read after the log may be newer than its version; the
+        # next refresh then reloads those providers once more.
+        self.version = log.version
+
+    def _forget(self, provider):
+        if provider not in self.uuid:
+            return
+        self._summaries.pop(provider, None)
+        for rc in self.inventories.pop(provider):
+            _discard(self.with_class, rc, provider)
+        self.usage.pop(provider, None)
+        for trait in self.traits.pop(provider):
+            _discard(self.with_trait, trait, provider)
+        for aggregate in self.aggregates.pop(provider):
+            _discard(self.in_aggregate, aggregate, provider)
+        _discard(self.members, self.root.pop(provider), provider)
+        self.nested.discard(provider)
+        del self.by_uuid[self.uuid.pop(provider)], self.parent[provider]
+
+    def _load(self, conn, ids):
+        """Add the providers ``ids`` (None: all) as stored now."""
+        if ids is None:
+            self._load_names(conn)
+        for rows in _rows(conn, _PROVIDERS, _RP.c.id, ids):
+            for provider, uuid, parent, root in rows:
+                self.uuid[provider] = uuid
+                self.by_uuid[uuid] = provider
+                self.parent[provider] = parent
+                self.root[provider] = root
+                self.members[root].add(provider)
+                if parent is not None:
+                    self.nested.add(provider)
+                self.inventories[provider] = {}
+                self.traits[provider] = _EMPTY
+                self.aggregates[provider] = _EMPTY
+        known = self.uuid
+        for rows in _rows(conn, _INVENTORIES, _INV.c.resource_provider_id,
+                          ids):
+            for (provider, rc, total, reserved, ratio, min_unit, max_unit,
+                 step_size) in rows:
+                if provider in known:
+                    self.inventories[provider][rc] = Inventory(
+                        inventory_obj.capacity(total, reserved, ratio),
+                        min_unit, max_unit, step_size)
+                    self.with_class[rc].add(provider)
+        for rows in _rows(conn, _USAGE, _ALLOC.c.resource_provider_id, ids):
+            for provider, rc, used in rows:
+                if provider in known:
+                    self.usage.setdefault(provider, {})[rc] = int(used)
+        self._load_sets(conn, _TRAITS, _RP_TRAITS, ids, self.traits,
+                        self.with_trait)
+        self._load_sets(conn, _AGGREGATES, _RP_AGGS, ids, self.aggregates,
+                        self.in_aggregate)
+        if ids is not None and not self._names_known():
+            # A class or trait created since the names were read.
+            self._load_names(conn)
+
+    def _load_sets(self, conn, stmt, table, ids, forward, reverse):
+        found = collections.defaultdict(set)
+        for rows in _rows(conn, stmt, table.c.resource_provider_id, ids):
+            for provider, value in rows:
+                if provider in forward:
+                    found[provider].add(value)
+                    reverse[value].add(provider)
+        for provider, values in found.items():
+            forward[provider] = frozenset(values)
+
+    def _names_known(self):
+        """True if every class and trait in use has a name."""
+        return (self.with_class.keys() <= self.class_names.keys()
+                and self.with_trait.keys() <= self.trait_names.keys())
+
+    def _load_names(self, conn):
+        self.class_names = dict(conn.execute(_CLASS_NAMES).all())
+        self.trait_names = dict(conn.execute(_TRAIT_NAMES).all())
+        self._class_ids = {n: i for i, n in self.class_names.items()}
+        self._trait_ids = {n: i for i, n in self.trait_names.items()}
+
+    # -- reading -------------------------------------------------------------
+
+    def class_ids(self, conn, names):
+        """{name: id} of those class ``names`` that exist."""
+        return self._ids(conn, '_class_ids', names)
+
+    def trait_ids(self, conn, names):
+        """{name: id} of those trait ``names`` that exist."""
+        return self._ids(conn, '_trait_ids', names)
+
+    def _ids(self, conn, attribute, names):
+        # Names are created without logging, so an unknown one may be
+        # new; deleting or renaming one invalidates every index
+        # (changes.invalidate_all), so a known one is current.
+        if any(name not in getattr(self, attribute) for name in names):
+            self._load_names(conn)
+        ids = getattr(self, attribute)
+        return {name: ids[name] for name in names if name in ids}
+
+    def summary(self, provider):
+        """What ``GET /allocation_candidates`` says of ``provider`` from
+        microversion 1.29 on, as plain values; built once per version
+        of the provider and shared, so callers must not change it."""
+        summary = self._summaries.get(provider)
+        if summary is None:
+            parent = self.parent[provider]
+            usage = self.usage.get(provider, {})
+            summary = {
+                'resources': {
+                    self.class_names[rc]: {
+                        'capacity': inventory.capacity,
+                        'used': usage.get(rc, 0)}
+                    for rc, inventory in self.inventories[provider].items()},
+                'traits': sorted(self.trait_names[t]
+                                 for t in self.traits[provider]),
+                'parent_provider_uuid': (None if parent is None
+                                         else self.uuid[parent]),
+                'root_provider_uuid': self.uuid[self.root[provider]],
+            }
+            self._summaries[provider] = summary
+        return summary
+
+    def fitting(self, providers, amounts):
+        """``(provider, rooms)`` for each of ``providers`` (in order) that
+        can take every ``(class, amount)`` of ``amounts`` on its own
+        (spec 10 §1). ``rooms[i]`` is the most one candidate may place
+        there of the i-th class: ``min(capacity - used, max_unit)``."""
+        inventories, usage = self.inventories, self.usage
+        for provider in providers:
+            own, used = inventories[provider], usage.get(provider)
+            rooms = []
+            for rc, amount in amounts:
+                inventory = own.get(rc)
+                if inventory is None:
+                    break
+                capacity, min_unit, max_unit, step_size = inventory
+                free = capacity - used.get(rc, 0) if used else capacity
+                if (amount < min_unit or amount > max_unit
+                        or amount % step_size or amount > free):
+                    break
+                rooms.append(free if free < max_unit else max_unit)
+            else:
+                yield provider, rooms
+
+    def union(self, reverse, keys):
+        """Providers found under any of ``keys`` in the map ``reverse``."""
+        keys = list(keys)
+        if len(keys) == 1:
+            return reverse.get(keys[0], _EMPTY)
+        return set().union(*(reverse.get(key, _EMPTY) for key in keys))
+
+    def trees(self, roots):
+        """Every provider of the trees ``roots``."""
+        return set().union(*(self.members.get(root, _EMPTY)
+                             for root in roots))
+
+
+def _discard(reverse, key, provider):
+    members = reverse.get(key)
+    if members is not None:
+        members.discard(provider)
+        if not members:
+            del reverse[key]
+
+
+_IDS = sa.bindparam('ids', expanding=True)
+_CLASS_NAMES = sa.select(tables.resource_classes.c.id,
+                         tables.resource_classes.c.name)
+_TRAIT_NAMES = sa.select(tables.traits.c.id, tables.traits.c.name)
+_PROVIDERS = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.parent_provider_id,
+                       _RP.c.root_provider_id)
+_INVENTORIES = sa.select(
+    _INV.c.resource_provider_id, _INV.c.resource_class_id, _INV.c.total,
+    _INV.c.reserved, _INV.c.allocation_ratio, _INV.c.min_unit,
+    _INV.c.max_unit, _INV.c.step_size)
+_USAGE = sa.select(_ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
+                   sa.func.sum(_ALLOC.c.used))
+_TRAITS = sa.select(_RP_TRAITS.c.resource_provider_id, _RP_TRAITS.c.trait_id)
+_AGGREGATES = sa.select(_RP_AGGS.c.resource_provider_id,
+                        _RP_AGGS.c.aggregate_id)
+
+
+def _rows(conn, stmt, column, ids):
+    """Rows of ``stmt`` for the providers ``ids`` (chunked), or all."""
+    grouped = stmt is _USAGE
+    if ids is None:
+        if grouped:
+            stmt = stmt.group_by(_ALLOC.c.resource_provider_id,
+                                 _ALLOC.c.resource_class_id)
+        yield conn.execute(stmt).all()
+        return
+    stmt = stmt.where(column.in_(_IDS))
+    if grouped:
+        stmt = stmt.group_by(_ALLOC.c.resource_provider_id,
+                             _ALLOC.c.resource_class_id)
+    ids = sorted(ids)
+    for start in range(0, len(ids), CHUNK):
+        yield conn.execute(stmt, {'ids': ids[start:start + CHUNK]}).all()
+
+
+# -- one index per process and database ---------------------------------------
+
+_INDEXES = weakref.WeakKeyDictionary()
+_INDEXES_LOCK = threading.Lock()
+
+
+def of(db):
+    """The index of database ``db`` in this process."""
+    index = _INDEXES.get(db)
+    if index is None:
+        with _INDEXES_LOCK:
+            index = _INDEXES.setdefault(db, ProviderIndex())
+    return index
+
+
+if hasattr(os, 'register_at_fork'):
+    # A forked worker starts afresh: an inherited lock may be held.
+    os.register_at_fork(after_in_child=_INDEXES.clear)

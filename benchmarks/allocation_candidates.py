@@ -158,7 +158,8 @@ def load(client, jobs, threads, label):
         for future in concurrent.futures.as_completed(futures):
             future.result()
     print('%s: loaded %d providers in %.1f s' % (
-        label, sum(len(j) for j in jobs), time.monotonic() - start))
+        label, sum(len(j) for j in jobs), time.monotonic() - start),
+        flush=True)
 
 
 def parse_url(value):

@@ -1,12 +1,24 @@
-"""Benchmark GET /allocation_candidates against a running server.
+"""Benchmark GET /allocation_candidates on running servers, side by side.
 
-Loads providers over the API (microversion 1.39, parallel threads) and
-prints medians. Run it from the checkout root against a fresh server
-(empty database), e.g.::
+Loads providers over the API (microversion 1.39, parallel threads) into
+every server given with ``--url`` and prints medians. Run it from the
+checkout root against fresh servers (empty databases). One server::
 
-    placement-api --port 8000 &      # or gunicorn -w 2 ... (SQLite, noauth2)
-    python3 -m benchmarks.allocation_candidates \
+    python3 -m benchmarks.allocation_candidates \\
         --url http://127.0.0.1:8000 --scenario flat --providers 1000
+
+Several, each optionally labelled (``tools/bench-candidates-side-by-side.sh``
+starts ours and upstream Placement and runs exactly this)::
+
+    python3 -m benchmarks.allocation_candidates \\
+        --url ours=http://127.0.0.1:8300 --url upstream=http://127.0.0.1:8301
+
+The data is loaded into each server in turn; then every measurement is
+taken in ``--rounds`` interleaved rounds (ours, upstream, ours, upstream,
+...; default 3 with several servers, 1 with one), so that all servers see
+the same machine conditions, which drift on a small machine. A server
+that gives no answer (e.g. a ``--timeout``) or an error is reported and
+left out of the later rounds of that measurement.
 
 Scenarios (``--scenario``, repeatable; default all three):
 
@@ -24,11 +36,23 @@ nested
 wide
     For each of ``--devices`` (default 8,21) one host with that many
     single-unit devices of its own custom class; 8 groups of one unit,
-    ``group_policy=isolate&limit=1000``, one request each with a
-    ``--timeout`` (default 300 s).
+    ``group_policy=isolate&limit=1000``, one request per round with a
+    ``--timeout`` (default 300 s). A server without an answer in time is
+    not asked again, neither in later rounds nor for more devices.
 
-Each measurement prints the median of ``--requests`` sequential requests
-and the throughput of the same request from ``--concurrency`` clients.
+Each measurement prints, per server, the median over all rounds of
+``--requests`` sequential requests per round, and the throughput of the
+same request from ``--concurrency`` clients (requests and elapsed time
+summed over the rounds). With several servers it then prints how much
+faster or slower the first server is than each other one, and a WARNING
+when servers (or one server's requests) return different numbers of
+candidates.
+
+Latency is the time from sending the request over a fresh connection to
+reading the last byte of the body; decoding the JSON (to count
+candidates) happens after the clock stops, since it is client work. The
+concurrent clients read the whole body and check the status only.
+
 Provider and aggregate uuids are derived from their names, so
 ``--no-load`` measures data an earlier run loaded (same sizes) without
 writing anything. Standard library only.
@@ -36,14 +60,17 @@ writing anything. Standard library only.
 
 import argparse
 import concurrent.futures
+import re
 import statistics
 import sys
 import time
+import urllib.parse
 import uuid
 
 from benchmarks import placement_http
 
 NS = uuid.UUID('6b1e3c2a-4f59-4d0e-9a55-0b3d1c1e7a10')
+DEFAULT_URL = 'http://127.0.0.1:8000'
 
 
 def ident(name):
@@ -55,6 +82,19 @@ class Client:
 
     def __init__(self, url, token, timeout):
         self.url, self.token, self.timeout = url, token, timeout
+
+    def get(self, path, timeout=None):
+        """Return (Response with the body as bytes, seconds from sending
+        the request to reading the body's last byte)."""
+        client = placement_http.Client(self.url, self.token,
+                                       timeout or self.timeout)
+        try:
+            start = time.perf_counter()
+            resp = client.fetch('GET', path)
+            seconds = time.perf_counter() - start
+        finally:
+            client.close()
+        return resp, seconds
 
     def call(self, method, path, body=None, timeout=None):
         """Return (status, decoded JSON or None); status None and the
@@ -118,42 +158,220 @@ def load(client, jobs, threads, label):
         for future in concurrent.futures.as_completed(futures):
             future.result()
     print('%s: loaded %d providers in %.1f s' % (
-        label, sum(len(j) for j in jobs), time.monotonic() - start))
+        label, sum(len(j) for j in jobs), time.monotonic() - start),
+        flush=True)
 
 
-def measure(client, label, query, requests, concurrency, timeout=None):
-    path = '/allocation_candidates?' + query
-    times, count = [], None
+def parse_url(value):
+    """``[LABEL=]URL`` -> (LABEL or None, URL); ValueError if not http."""
+    match = re.match(r'([A-Za-z0-9_.-]+)=(.*)$', value)
+    label, url = match.groups() if match else (None, value)
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != 'http' or not parts.hostname:
+        raise ValueError('--url %r: expected [LABEL=]http://HOST:PORT' % value)
+    return label, url
+
+
+def label_urls(values):
+    """[(label, url)] for the --url values, in order. An unlabelled URL
+    is labelled with its host:port; labels must differ."""
+    pairs = []
+    for value in values:
+        label, url = parse_url(value)
+        pairs.append((label or urllib.parse.urlsplit(url).netloc, url))
+    labels = [label for label, _ in pairs]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ValueError('--url labels must differ (name them, e.g. '
+                         '--url ours=URL): %s' % ', '.join(twice))
+    return pairs
+
+
+class Server:
+    def __init__(self, label, url, token, timeout):
+        self.label, self.url = label, url
+        self.client = Client(url, token, timeout)
+
+
+class Result:
+    """One server's figures for one measurement, over all its rounds."""
+
+    def __init__(self, label, server=None):
+        self.label, self.server = label, server
+        self.times = []         # ms per sequential request
+        self.counts = []        # candidates per sequential request
+        self.sent = 0           # concurrent requests, summed over rounds
+        self.elapsed = 0.0      # ... and their wall-clock seconds
+        self.bad = 0            # ... that did not answer 200
+        self.failure = None     # why the server was left out
+        self.timed_out = None   # the timeout (s) it did not answer within
+
+    @property
+    def active(self):
+        return self.failure is None
+
+    def stop(self, failure, timed_out=None):
+        self.failure, self.timed_out = failure, timed_out
+
+    def no_answer(self, seconds, failure, timeout):
+        if failure and failure.split(':')[0] in ('TimeoutError', 'timeout'):
+            self.stop('no answer within %g s' % timeout, timed_out=timeout)
+        else:
+            self.stop('no answer after %.1f s (%s)' % (seconds, failure))
+
+    def median(self):
+        return statistics.median(self.times) if self.times else None
+
+    def throughput(self):
+        return self.sent / self.elapsed if self.elapsed else None
+
+
+def interleave(results, rounds, step):
+    """Call ``step(result)`` for each result in turn, ``rounds`` times
+    over (A, B, A, B, ...), leaving a result out once it has failed."""
+    for _ in range(rounds):
+        for result in results:
+            if result.active:
+                step(result)
+
+
+def sequential_round(result, path, requests, timeout):
+    """One round of sequential requests; decoding is outside the clock."""
     for _ in range(requests):
-        start = time.monotonic()
-        status, data = client.call('GET', path, timeout=timeout)
-        if status is None:
-            print('%-28s no answer after %.1f s (%s)' % (
-                label, time.monotonic() - start, data))
+        resp, seconds = result.server.client.get(path, timeout)
+        if resp.status is None:
+            result.no_answer(seconds, resp.failure, timeout)
             return
-        times.append((time.monotonic() - start) * 1000)
-        if status != 200:
-            print('%-28s HTTP %s: %s' % (label, status, data))
+        data = placement_http.decode(resp.body)
+        if resp.status != 200:
+            result.stop('HTTP %s: %s' % (resp.status, str(data)[:300]))
             return
-        count = len(data['allocation_requests'])
-    line = '%-28s candidates %6d  median %8.1f ms  (min %.1f, max %.1f)' % (
-        label, count, statistics.median(times), min(times), max(times))
+        result.times.append(seconds * 1000)
+        result.counts.append(len(data['allocation_requests']))
+
+
+def concurrent_round(result, path, total, concurrency, timeout):
+    """One round of ``total`` requests from ``concurrency`` clients; each
+    reads the whole body and checks the status, without decoding."""
+    client = result.server.client
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+        statuses = list(pool.map(
+            lambda _: client.get(path, timeout)[0].status, range(total)))
+    result.elapsed += time.perf_counter() - start
+    result.sent += total
+    result.bad += len([s for s in statuses if s != 200])
+
+
+def faster(ratio):
+    """'12.3x faster' for a ratio >= 1, else '2.00x slower' (1 / ratio)."""
+    word = 'faster' if ratio >= 1 else 'slower'
+    ratio = ratio if ratio >= 1 else 1 / ratio
+    digits = 2 if ratio < 10 else 1 if ratio < 100 else 0
+    return '%.*fx %s' % (digits, ratio, word)
+
+
+def compare(first, other, concurrency):
+    """How ``first`` fares against ``other``: latency ratio other/first
+    median, throughput ratio first/other req/s (> 1: first is faster).
+    A server that timed out counts as taking its timeout, a bound."""
+    parts = []
+    mine, theirs = first.median(), other.median()
+    if mine and theirs:
+        parts.append('%s (median)' % faster(theirs / mine))
+    elif mine and other.timed_out:
+        parts.append('at least %s (median; %s: %s)' % (
+            faster(other.timed_out * 1000 / mine), other.label,
+            other.failure))
+    elif theirs and first.timed_out:
+        parts.append('at least %s (median; %s: %s)' % (
+            faster(theirs / (first.timed_out * 1000)), first.label,
+            first.failure))
+    mine, theirs = first.throughput(), other.throughput()
+    if mine and theirs:
+        parts.append('%s (c%d req/s)' % (faster(mine / theirs), concurrency))
+    if not parts:
+        return '%s vs %s: no comparison' % (first.label, other.label)
+    return '%s vs %s: %s is %s' % (first.label, other.label, first.label,
+                                   ', '.join(parts))
+
+
+def count_warnings(name, results):
+    """WARNING lines when a server's requests, or the servers, disagree
+    on the number of candidates."""
+    seen = [(r.label, sorted(set(r.counts))) for r in results if r.counts]
+    lines = ['WARNING %s: %s returned %s candidates in different requests'
+             % (name, label, '/'.join(map(str, counts)))
+             for label, counts in seen if len(counts) > 1]
+    if len({tuple(counts) for _, counts in seen}) > 1:
+        lines.append('WARNING %s: servers return different numbers of '
+                     'candidates: %s' % (name, ', '.join(
+                         '%s %s' % (label, '/'.join(map(str, counts)))
+                         for label, counts in seen)))
+    return lines
+
+
+def result_line(name, result, concurrency, label_width=0):
+    """One server's line; the label column only with several servers."""
+    line = '%-28s' % name
+    if label_width:
+        line += ' %-*s' % (label_width, result.label)
+    text = []
+    if result.times:
+        counts = sorted(set(result.counts))
+        text.append('candidates %6s  median %8.1f ms  (min %.1f, max %.1f%s)'
+                    % ('/'.join(map(str, counts)), result.median(),
+                       min(result.times), max(result.times),
+                       ', n %d' % len(result.times) if label_width else ''))
+    if result.sent:
+        rate = 'c%d %.1f req/s' % (concurrency, result.throughput())
+        if result.bad:
+            rate += ' (%d non-200)' % result.bad
+        text.append(rate)
+    if result.failure:
+        text.append(result.failure)
+    return line + ' ' + '  '.join(text)
+
+
+def report(name, results, concurrency):
+    """The lines printed for one measurement."""
+    width = max(len(r.label) for r in results) if len(results) > 1 else 0
+    lines = [result_line(name, r, concurrency, width) for r in results]
+    lines += ['%-28s %s' % (name, compare(results[0], other, concurrency))
+              for other in results[1:]]
+    return lines + count_warnings(name, results)
+
+
+def measure(servers, name, query, args, requests=None, concurrency=None,
+            timeout=None, skip=None):
+    """Time one query on every server in interleaved rounds; print and
+    return the Results. ``skip``: {label: why} servers not to ask."""
+    path = '/allocation_candidates?' + query
+    requests = requests or args.requests
+    concurrency = concurrency or args.concurrency
+    timeout = timeout or args.timeout
+    results = [Result(s.label, s) for s in servers]
+    for result in results:
+        if skip and result.label in skip:
+            result.stop(skip[result.label])
+    interleave(results, args.rounds,
+               lambda r: sequential_round(r, path, requests, timeout))
     if concurrency > 1:
         total = concurrency * max(1, requests // 4)
-        start = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
-            statuses = list(pool.map(
-                lambda _: client.call('GET', path, timeout=timeout)[0],
-                range(total)))
-        elapsed = time.monotonic() - start
-        line += '  c%d %.1f req/s' % (concurrency, total / elapsed)
-        bad = len([s for s in statuses if s != 200])
-        if bad:
-            line += ' (%d non-200)' % bad
-    print(line)
+        interleave(results, args.rounds, lambda r: concurrent_round(
+            r, path, total, concurrency, timeout))
+    for line in report(name, results, concurrency):
+        print(line, flush=True)
+    return results
 
 
-def flat(client, args):
+def load_each(servers, jobs, threads, name):
+    for server in servers:
+        label = name if len(servers) == 1 else server.label + ' ' + name
+        load(server.client, jobs, threads, label)
+
+
+def flat(servers, args):
     n = args.providers
     aggs = [ident('flat-agg-%d' % i) for i in range(3)]
     if not args.no_load:
@@ -165,15 +383,14 @@ def flat(client, args):
                 'MEMORY_MB': {'total': 131072},
                 'DISK_GB': {'total': 2000}}),
                 dict(traits=traits, aggregates=[aggs[i % 3]]))])
-        load(client, jobs, args.threads, 'flat-%d' % n)
+        load_each(servers, jobs, args.threads, 'flat-%d' % n)
     query = ('resources=VCPU:1,DISK_GB:10,MEMORY_MB:256&member_of=%s'
              '&required=HW_CPU_X86_AVX2' % aggs[0])
-    measure(client, 'flat-%d' % n, query, args.requests, args.concurrency)
-    measure(client, 'flat-%d limit=1000' % n, query + '&limit=1000',
-            args.requests, args.concurrency)
+    measure(servers, 'flat-%d' % n, query, args)
+    measure(servers, 'flat-%d limit=1000' % n, query + '&limit=1000', args)
 
 
-def nested(client, args):
+def nested(servers, args):
     t = args.trees
     if not args.no_load:
         jobs = []
@@ -191,34 +408,49 @@ def nested(client, args):
                         'NET_BW_EGR_KILOBIT_PER_SEC': {'total': 10000000}}),
                         dict(parent=nn)))
             jobs.append(steps)
-        load(client, jobs, args.threads, 'nested-%d' % t)
+        load_each(servers, jobs, args.threads, 'nested-%d' % t)
     query = ('resources_COMPUTE=VCPU:1,MEMORY_MB:256'
              '&resources_NET=SRIOV_NET_VF:1,NET_BW_EGR_KILOBIT_PER_SEC:1000'
              '&same_subtree=_COMPUTE,_NET&group_policy=none')
-    measure(client, 'nested-%d' % t, query, args.requests, args.concurrency)
+    measure(servers, 'nested-%d' % t, query, args)
 
 
-def wide(client, args):
+def wide(servers, args):
+    skip = {}
     for d in args.devices:
         rc = 'CUSTOM_WIDE_%d' % d
+        host = 'wide-%d-host' % d
         if not args.no_load:
-            client.write('PUT', '/resource_classes/' + rc, ok=(201, 204))
-            host = 'wide-%d-host' % d
-            load(client, [[((host, {}), {})]], 1, 'wide-%d host' % d)
-            load(client, [[(('%s-dev%d' % (host, i), {rc: {'total': 1}}),
-                            dict(parent=host))] for i in range(d)],
-                 args.threads, 'wide-%d devices' % d)
+            for server in servers:
+                server.client.write('PUT', '/resource_classes/' + rc,
+                                    ok=(201, 204))
+            load_each(servers, [[((host, {}), {})]], 1, 'wide-%d host' % d)
+            load_each(servers, [
+                [(('%s-dev%d' % (host, i), {rc: {'total': 1}}),
+                  dict(parent=host))] for i in range(d)],
+                args.threads, 'wide-%d devices' % d)
         query = '&'.join('resources%d=%s:1' % (g, rc) for g in range(1, 9))
         query += '&group_policy=isolate&limit=1000'
-        measure(client, 'wide-%d isolate limit=1000' % d, query, 1, 1,
-                timeout=args.timeout)
+        results = measure(servers, 'wide-%d isolate limit=1000' % d, query,
+                          args, requests=1, concurrency=1,
+                          timeout=args.timeout, skip=skip)
+        for result in results:
+            if result.timed_out:
+                # More devices only make it harder: do not wait again.
+                skip[result.label] = 'skipped: no answer for wide-%d ' \
+                    'within %g s' % (d, result.timed_out)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description=__doc__.split('\n\n')[0],
+        description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--url', default='http://127.0.0.1:8000')
+    parser.add_argument('--url', action='append', metavar='[LABEL=]URL',
+                        help='a server to measure; repeat to compare '
+                        'servers (the first is the reference), e.g. '
+                        '--url ours=http://127.0.0.1:8300 --url '
+                        'upstream=http://127.0.0.1:8301 (default %s)'
+                        % DEFAULT_URL)
     parser.add_argument('--token', default='admin')
     parser.add_argument('--scenario', action='append',
                         choices=['flat', 'nested', 'wide'])
@@ -229,7 +461,10 @@ def main(argv=None):
     parser.add_argument('--devices', default='8,21',
                         help='wide: comma-separated device counts')
     parser.add_argument('--requests', type=int, default=20,
-                        help='sequential requests per measurement')
+                        help='sequential requests per server per round')
+    parser.add_argument('--rounds', type=int,
+                        help='interleaved rounds per measurement (default '
+                        '3 with several --url, 1 with one)')
     parser.add_argument('--concurrency', type=int, default=10)
     parser.add_argument('--threads', type=int, default=8,
                         help='parallel loaders')
@@ -238,10 +473,23 @@ def main(argv=None):
     parser.add_argument('--no-load', action='store_true',
                         help='measure data loaded by an earlier run')
     args = parser.parse_args(argv)
+    try:
+        urls = label_urls(args.url or [DEFAULT_URL])
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.rounds is None:
+        args.rounds = 3 if len(urls) > 1 else 1
+    if args.rounds < 1 or args.requests < 1:
+        parser.error('--rounds and --requests must be at least 1')
     args.devices = [int(d) for d in args.devices.split(',')]
-    client = Client(args.url, args.token, args.timeout)
+    servers = [Server(label, url, args.token, args.timeout)
+               for label, url in urls]
+    if len(servers) > 1:
+        print('servers: %s; %d interleaved rounds of %d requests, c%d' % (
+            ', '.join('%s=%s' % (s.label, s.url) for s in servers),
+            args.rounds, args.requests, args.concurrency), flush=True)
     for scenario in args.scenario or ['flat', 'nested', 'wide']:
-        globals()[scenario](client, args)
+        globals()[scenario](servers, args)
 
 
 if __name__ == '__main__':

@@ -44,6 +44,14 @@ class Response:
         return '<Response %s %s>' % (self.status, self.failure or self.body)
 
 
+def decode(data):
+    """A body as JSON, as text when it is not JSON, None when empty."""
+    try:
+        return json.loads(data) if data else None
+    except ValueError:
+        return data.decode('utf-8', 'replace')
+
+
 class Client:
     """Requests over one persistent connection to ``url`` with ``token``."""
 
@@ -58,8 +66,12 @@ class Client:
             'openstack-api-version': 'placement %s' % MICROVERSION,
         }
 
-    def request(self, method, path, body=None):
-        """Send once; connection failures become a status-less Response."""
+    def fetch(self, method, path, body=None):
+        """Send once and read the whole body, leaving it as bytes.
+
+        For timing: the caller's clock can stop on return, before any
+        decoding. Connection failures become a status-less Response.
+        """
         headers = dict(self._headers)
         payload = None
         if body is not None:
@@ -75,11 +87,14 @@ class Client:
             self._connection.close()
             return Response(None, failure='%s: %s' % (
                 type(exc).__name__, exc))
-        try:
-            parsed = json.loads(data) if data else None
-        except ValueError:
-            parsed = data.decode('utf-8', 'replace')
-        return Response(raw.status, parsed)
+        return Response(raw.status, data)
+
+    def request(self, method, path, body=None):
+        """Send once; the body comes back decoded (JSON, else text)."""
+        resp = self.fetch(method, path, body)
+        if resp.status is not None:
+            resp.body = decode(resp.body)
+        return resp
 
     def checked(self, method, path, body=None, expect=(200,)):
         """Request that must succeed (setup and verification reads).

@@ -1,0 +1,275 @@
+"""The candidates benchmark's side-by-side logic, without any server."""
+
+import argparse
+import json
+
+import pytest
+
+from benchmarks import allocation_candidates as bench
+from benchmarks import placement_http
+
+
+def _body(candidates):
+    return json.dumps({'allocation_requests': [{}] * candidates,
+                       'provider_summaries': {}}).encode()
+
+
+class _FakeClient:
+    """Answers GETs from a list of (status, body bytes or failure,
+    seconds) and logs every call as its server label."""
+
+    def __init__(self, label, log, answers):
+        self.label, self.log, self.answers = label, log, list(answers)
+
+    def get(self, path, timeout=None):
+        self.log.append(self.label)
+        status, data, seconds = self.answers.pop(0) if self.answers \
+            else (200, _body(3), 0.01)
+        if status is None:
+            return placement_http.Response(None, failure=data), seconds
+        return placement_http.Response(status, data), seconds
+
+
+class _FakeServer:
+    def __init__(self, label, log, answers=()):
+        self.label = label
+        self.client = _FakeClient(label, log, answers)
+
+
+def _args(**kw):
+    values = dict(rounds=3, requests=2, concurrency=1, timeout=60.0,
+                  no_load=True, devices=[8, 21])
+    values.update(kw)
+    return argparse.Namespace(**values)
+
+
+def _result(label, times=(), counts=None, **kw):
+    result = bench.Result(label)
+    result.times = list(times)
+    result.counts = list(counts if counts is not None else [5] * len(times))
+    for name, value in kw.items():
+        setattr(result, name, value)
+    return result
+
+
+# --url parsing
+
+def test_labelled_and_unlabelled_urls():
+    assert bench.parse_url('ours=http://127.0.0.1:8300') == (
+        'ours', 'http://127.0.0.1:8300')
+    assert bench.parse_url('http://127.0.0.1:8300/placement') == (
+        None, 'http://127.0.0.1:8300/placement')
+    # An '=' further on is part of the URL, not a label.
+    assert bench.parse_url('http://h:1/p?a=b') == (None, 'http://h:1/p?a=b')
+
+
+@pytest.mark.parametrize('value', [
+    'https://127.0.0.1:8300', '127.0.0.1:8300', 'ours=', 'ours=ftp://h',
+    'ours=http://'])
+def test_urls_that_are_not_http_are_refused(value):
+    with pytest.raises(ValueError):
+        bench.parse_url(value)
+
+
+def test_unlabelled_urls_are_labelled_by_host_and_port_in_order():
+    assert bench.label_urls([
+        'http://127.0.0.1:8300', 'upstream=http://127.0.0.1:8301']) == [
+        ('127.0.0.1:8300', 'http://127.0.0.1:8300'),
+        ('upstream', 'http://127.0.0.1:8301')]
+
+
+@pytest.mark.parametrize('values', [
+    ['http://h:1', 'http://h:1/other'],
+    ['a=http://h:1', 'a=http://h:2']])
+def test_labels_must_differ(values):
+    with pytest.raises(ValueError, match='labels must differ'):
+        bench.label_urls(values)
+
+
+def test_main_defaults_rounds_by_number_of_servers(monkeypatch):
+    seen = []
+    monkeypatch.setattr(bench, 'flat', lambda servers, args: seen.append(
+        ([s.label for s in servers], args.rounds)))
+    bench.main(['--scenario', 'flat', '--url', 'http://h:1'])
+    bench.main(['--scenario', 'flat', '--url', 'a=http://h:1',
+                '--url', 'b=http://h:2'])
+    bench.main(['--scenario', 'flat', '--url', 'a=http://h:1',
+                '--url', 'b=http://h:2', '--rounds', '5'])
+    assert seen == [(['h:1'], 1), (['a', 'b'], 3), (['a', 'b'], 5)]
+
+
+def test_main_rejects_a_bad_url():
+    with pytest.raises(SystemExit):
+        bench.main(['--url', 'a=http://h:1', '--url', 'a=http://h:2'])
+
+
+# Timing
+
+def test_latency_clock_stops_before_the_body_is_decoded(monkeypatch):
+    fetched = []
+
+    class _Http:
+        def __init__(self, url, token, timeout):
+            pass
+
+        def fetch(self, method, path):
+            fetched.append((method, path))
+            return placement_http.Response(200, _body(2))
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(placement_http, 'Client', _Http)
+    resp, seconds = bench.Client('http://h:1', 'admin', 5).get('/x')
+    assert fetched == [('GET', '/x')]
+    assert isinstance(resp.body, bytes) and seconds >= 0
+
+
+# Interleaving, medians, throughput
+
+def test_rounds_interleave_servers_and_drop_one_that_failed():
+    calls = []
+    results = [_result('a'), _result('b'), _result('c')]
+
+    def step(result):
+        calls.append(result.label)
+        if result.label == 'b':
+            result.stop('no answer within 1 s', timed_out=1)
+
+    bench.interleave(results, 3, step)
+    assert calls == ['a', 'b', 'c', 'a', 'c', 'a', 'c']
+
+
+def test_median_is_over_all_rounds_concatenated():
+    log = []
+    ms = [10, 11, 12, 1000, 1001, 1002]    # round 1 fast, rounds 2-3 slow
+    server = _FakeServer('a', log, [(200, _body(4), t / 1000) for t in ms])
+    result = bench.Result('a', server)
+    bench.interleave([result], 3,
+                     lambda r: bench.sequential_round(r, '/p', 2, 60))
+    assert result.times == pytest.approx(ms)
+    assert result.median() == pytest.approx(506)
+    assert result.counts == [4] * 6
+
+
+def test_throughput_sums_requests_and_time_over_rounds():
+    result = _result('a', sent=30, elapsed=5.0)
+    # 10 in 1 s and 20 in 4 s: 6 req/s, not the mean of 10 and 5.
+    assert result.throughput() == pytest.approx(6.0)
+    assert _result('b').throughput() is None
+
+
+def test_timeout_and_other_failures_stop_a_server():
+    log = []
+    late = _FakeServer('late', log, [(200, _body(1), 0.5),
+                                     (None, 'TimeoutError: timed out', 60)])
+    broken = _FakeServer('broken', log, [
+        (None, 'ConnectionRefusedError: [Errno 111] refused', 0.001)])
+    error = _FakeServer('error', log, [
+        (500, b'{"errors": [{"detail": "boom"}]}', 0.1)])
+    results = [bench.Result(s.label, s) for s in (late, broken, error)]
+    bench.interleave(results, 3,
+                     lambda r: bench.sequential_round(r, '/p', 2, 60))
+    assert log == ['late', 'late', 'broken', 'error']
+    late, broken, error = results
+    assert late.failure == 'no answer within 60 s'
+    assert late.timed_out == 60 and late.times == [500.0]
+    assert broken.failure.startswith('no answer after 0.0 s (Connection')
+    assert broken.timed_out is None
+    assert error.failure.startswith('HTTP 500: ') and 'boom' in error.failure
+
+
+# Ratios and lines
+
+@pytest.mark.parametrize('ratio, text', [
+    (12.34, '12.3x faster'), (1.0, '1.00x faster'), (0.5, '2.00x slower'),
+    (1234.5, '1234x faster'), (1 / 150.0, '150x slower')])
+def test_faster(ratio, text):
+    assert bench.faster(ratio) == text
+
+
+def test_ratios_say_how_the_first_server_fares():
+    ours = _result('ours', [10, 10, 10], sent=100, elapsed=1.0)
+    upstream = _result('upstream', [120, 130, 123], sent=10, elapsed=1.0)
+    assert bench.compare(ours, upstream, 10) == (
+        'ours vs upstream: ours is 12.3x faster (median), '
+        '10.0x faster (c10 req/s)')
+    assert bench.compare(upstream, ours, 10) == (
+        'upstream vs ours: upstream is 12.3x slower (median), '
+        '10.0x slower (c10 req/s)')
+
+
+def test_a_timeout_gives_a_bound_other_failures_no_ratio():
+    ours = _result('ours', [20.0])
+    late = _result('upstream', failure='no answer within 60 s', timed_out=60)
+    assert bench.compare(ours, late, 1) == (
+        'ours vs upstream: ours is at least 3000x faster '
+        '(median; upstream: no answer within 60 s)')
+    assert bench.compare(late, ours, 1) == (
+        'upstream vs ours: upstream is at least 3000x slower '
+        '(median; upstream: no answer within 60 s)')
+    broken = _result('upstream', failure='HTTP 500: x')
+    assert bench.compare(ours, broken, 1) == (
+        'ours vs upstream: no comparison')
+
+
+def test_count_mismatches_are_warned_about():
+    same = [_result('a', [1, 1], [5, 5]), _result('b', [1], [5])]
+    assert bench.count_warnings('flat', same) == []
+    differ = [_result('a', [1, 1], [5, 5]), _result('b', [1], [6]),
+              _result('c', failure='no answer within 1 s')]
+    assert bench.count_warnings('flat', differ) == [
+        'WARNING flat: servers return different numbers of candidates: '
+        'a 5, b 6']
+    wobbly = [_result('a', [1, 1], [5, 6])]
+    assert bench.count_warnings('flat', wobbly) == [
+        'WARNING flat: a returned 5/6 candidates in different requests']
+
+
+def test_one_server_prints_the_single_server_line():
+    result = _result('h:1', [10.0, 30.0, 20.0], [7, 7, 7],
+                     sent=50, elapsed=2.0, bad=1)
+    assert bench.report('flat-1000', [result], 10) == [
+        'flat-1000                    candidates      7  median     20.0 ms'
+        '  (min 10.0, max 30.0)  c10 25.0 req/s (1 non-200)']
+
+
+def test_several_servers_print_a_label_column_and_ratios():
+    ours = _result('ours', [10.0], [7], sent=20, elapsed=1.0)
+    up = _result('upstream', [40.0], [8], sent=10, elapsed=1.0)
+    assert bench.report('flat', [ours, up], 10) == [
+        'flat                         ours     candidates      7  median'
+        '     10.0 ms  (min 10.0, max 10.0, n 1)  c10 20.0 req/s',
+        'flat                         upstream candidates      8  median'
+        '     40.0 ms  (min 40.0, max 40.0, n 1)  c10 10.0 req/s',
+        'flat                         ours vs upstream: ours is 4.00x '
+        'faster (median), 2.00x faster (c10 req/s)',
+        'WARNING flat: servers return different numbers of candidates: '
+        'ours 7, upstream 8']
+
+
+# Whole measurements over fake servers
+
+def test_measure_alternates_servers_round_by_round(capsys):
+    log = []
+    servers = [_FakeServer('ours', log), _FakeServer('upstream', log)]
+    results = bench.measure(servers, 'q', 'a=b', _args(concurrency=2))
+    seq = ['ours'] * 2 + ['upstream'] * 2
+    conc = ['ours'] * 2 + ['upstream'] * 2   # c2 x max(1, 2 // 4) each
+    assert log == seq * 3 + conc * 3
+    assert [len(r.times) for r in results] == [6, 6]
+    assert [r.sent for r in results] == [6, 6]
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3 and 'ours vs upstream: ours is' in out[2]
+
+
+def test_wide_does_not_wait_again_for_a_server_that_timed_out(capsys):
+    log = []
+    ours = _FakeServer('ours', log)
+    upstream = _FakeServer('upstream', log, [
+        (None, 'TimeoutError: timed out', 60)])
+    bench.wide([ours, upstream], _args())
+    assert log == ['ours', 'upstream', 'ours', 'ours'] + ['ours'] * 3
+    out = capsys.readouterr().out
+    assert 'upstream no answer within 60 s' in out
+    assert 'upstream skipped: no answer for wide-8 within 60 s' in out

@@ -1,0 +1,71 @@
+"""Every test runs with the provider index checked against the database.
+
+The candidates engine reads a per-process ``ProviderIndex`` kept up to
+date by the change log; a write that forgets to log what it changed
+would leave it stale without any test noticing. So, in every test, each
+refresh of an index is followed by a full load into a fresh index and
+the two are compared: any gabbi file or object test that writes and then
+asks for candidates proves that its writes were logged.
+"""
+
+import pytest
+
+from placement.objects import candidate_search
+from placement.objects import provider_index
+
+
+def _live(mapping):
+    """``mapping`` without empty values (reverse maps drop them lazily)."""
+    return {key: value for key, value in mapping.items() if value}
+
+
+_COMPARED = ('uuid', 'by_uuid', 'parent', 'root', 'inventories', 'usage',
+             'traits', 'aggregates', 'with_class', 'with_trait',
+             'in_aggregate', 'members')
+
+
+def differences(kept, fresh):
+    """What ``kept`` says differently from ``fresh`` (loaded afresh)."""
+    found = []
+    for name in _COMPARED:
+        mine, truth = getattr(kept, name), getattr(fresh, name)
+        if name in ('inventories', 'usage', 'traits', 'aggregates'):
+            mine, truth = dict(mine), dict(truth)
+        else:
+            mine, truth = _live(mine), _live(truth)
+        if mine != truth:
+            keys = {k for k in mine.keys() | truth.keys()
+                    if mine.get(k) != truth.get(k)}
+            found.append('%s differs for %s' % (name, sorted(keys)[:10]))
+    if kept.nested != fresh.nested:
+        found.append('nested differs')
+    for rc in kept.with_class:
+        if kept.class_names.get(rc) != fresh.class_names.get(rc):
+            found.append('name of class %s differs' % rc)
+    for trait in kept.with_trait:
+        if kept.trait_names.get(trait) != fresh.trait_names.get(trait):
+            found.append('name of trait %s differs' % trait)
+    for provider in list(kept._summaries):
+        if kept.summary(provider) != fresh.summary(provider):
+            found.append('summary of %s differs' % provider)
+    lines = candidate_search.Ancestry(fresh.parent)
+    for provider, line in kept.lines.items():
+        if provider in fresh.parent and line != lines.of(provider):
+            found.append('ancestors of %s differ' % provider)
+    return found
+
+
+@pytest.fixture(autouse=True, scope='session')
+def checked_provider_index():
+    refresh = provider_index.ProviderIndex.refresh
+
+    def checked(self, conn, *args, **kwargs):
+        refresh(self, conn, *args, **kwargs)
+        fresh = provider_index.ProviderIndex()
+        refresh(fresh, conn)
+        problems = differences(self, fresh)
+        assert not problems, 'provider index out of date: %s' % problems
+
+    provider_index.ProviderIndex.refresh = checked
+    yield
+    provider_index.ProviderIndex.refresh = refresh

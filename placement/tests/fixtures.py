@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from placement import conf as placement_conf
 from placement import context
 from placement.db import api as db_api
+from placement.db import changes
 from placement.db import migration
 from placement.db import tables
 from placement import deploy
@@ -79,6 +80,8 @@ def _empty(db):
             tables.resource_classes.c.id >= 10000))
         conn.execute(sa.delete(tables.traits).where(
             tables.traits.c.name.like('CUSTOM\\_%', escape='\\')))
+        # Raw deletes: whoever follows the change log reloads everything.
+        changes.invalidate_all(conn)
 
 
 def new_database():

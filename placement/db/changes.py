@@ -30,6 +30,7 @@ they changed.
 import collections
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 
 from placement.db import tables
 
@@ -64,22 +65,43 @@ def touch(ctx, provider_ids):
     changed.update(provider_ids)
 
 
+_BUMP = sa.update(_COUNTER).where(_ROW).values(
+    version=_COUNTER.c.version + 1)
+_BUMPED = _BUMP.returning(_COUNTER.c.version).cte('bumped')
+_IDS = sa.func.unnest(
+    sa.bindparam('ids', type_=postgresql.ARRAY(sa.Integer))
+).table_valued('rp_id').render_derived(name='ids')
+#: PostgreSQL: bump and log in one statement (one round trip).
+_PG_FLUSH = (
+    sa.insert(_CHANGES)
+    .from_select(['version', 'resource_provider_id'],
+                 sa.select(_BUMPED.c.version, _IDS.c.rp_id)
+                 .select_from(_BUMPED.join(_IDS, sa.true())))
+    .add_cte(_BUMPED)
+    .returning(_CHANGES.c.version))
+
+
+def _no_counter():
+    return RuntimeError('provider_change_counter has no row 1; the schema '
+                        'was not created by placement')
+
+
 def _bump(conn):
     """Increment the counter (locking its row) and return the new version."""
-    stmt = sa.update(_COUNTER).where(_ROW).values(
-        version=_COUNTER.c.version + 1)
     if conn.dialect.update_returning:
-        version = conn.execute(stmt.returning(_COUNTER.c.version)).scalar()
+        version = conn.execute(_BUMP.returning(_COUNTER.c.version)).scalar()
     else:
-        # MySQL/MariaDB: no UPDATE ... RETURNING. We hold the row lock
-        # now, so this read sees our own increment and nobody else's.
-        version = None
-        if conn.execute(stmt).rowcount:
+        # MySQL/MariaDB have no UPDATE ... RETURNING, but the value given
+        # to LAST_INSERT_ID(expr) comes back with the UPDATE's reply.
+        result = conn.execute(sa.update(_COUNTER).where(_ROW).values(
+            version=sa.func.last_insert_id(_COUNTER.c.version + 1)))
+        version = result.lastrowid if result.rowcount else None
+        if result.rowcount and not version:
+            # We hold the row lock, so this sees our increment only.
             version = conn.execute(
                 sa.select(_COUNTER.c.version).where(_ROW)).scalar()
     if version is None:
-        raise RuntimeError('provider_change_counter has no row 1; the '
-                           'schema was not created by placement')
+        raise _no_counter()
     return version
 
 
@@ -94,10 +116,15 @@ def flush(conn, provider_ids):
     ids = sorted(set(provider_ids))
     if not ids:
         return None
-    version = _bump(conn)
-    conn.execute(sa.insert(_CHANGES), [
-        {'version': version, 'resource_provider_id': rp_id}
-        for rp_id in ids])
+    if conn.dialect.name == 'postgresql':
+        version = conn.execute(_PG_FLUSH, {'ids': ids}).scalar()
+        if version is None:
+            raise _no_counter()
+    else:
+        version = _bump(conn)
+        conn.execute(sa.insert(_CHANGES), [
+            {'version': version, 'resource_provider_id': rp_id}
+            for rp_id in ids])
     if version % PRUNE_EVERY == 0 and version > KEEP_VERSIONS:
         prune(conn, version - KEEP_VERSIONS)
     return version
@@ -132,7 +159,7 @@ def read(conn, since):
         row = conn.execute(
             sa.select(counter.c.version).where(_ROW)).first()
         if row is None:
-            raise RuntimeError('provider_change_counter has no row 1')
+            raise _no_counter()
         return Changes(row.version, None)
     since = int(since)
     bound = sa.literal(since, sa.BigInteger)
@@ -145,7 +172,7 @@ def read(conn, since):
             counter.c.pruned_to <= bound)))
         .where(_ROW)).all()
     if not rows:
-        raise RuntimeError('provider_change_counter has no row 1')
+        raise _no_counter()
     version, pruned_to = rows[0].version, rows[0].pruned_to
     if since < pruned_to or since > version:
         return Changes(version, None)

@@ -503,15 +503,14 @@ def test_the_counter_update_is_last_before_commit(ctx, computes):
     finally:
         sa.event.remove(ctx.db.engine, 'before_cursor_execute', record)
         sa.event.remove(ctx.db.engine, 'commit', commit)
+    # PostgreSQL: one statement, WITH bumped AS (UPDATE ...) INSERT ...
     first = next(i for i, s in enumerate(statements)
-                 if s.startswith('update provider_change_counter'))
-    tail = statements[first + 1:]
+                 if 'update provider_change_counter' in s)
+    tail = statements[first:]
     assert tail[-1] == 'commit'
-    assert all(s.startswith(('select provider_change_counter.version',
-                             'insert into provider_changes'))
-               for s in tail[:-1]), tail
-    assert sum(s.startswith('insert into provider_changes')
-               for s in tail) == 1
+    assert sum('update provider_change_counter' in s for s in tail) == 1
+    assert sum('insert into provider_changes' in s for s in tail) == 1
+    assert all('provider_change' in s for s in tail[:-1]), tail
 
 
 # -- reading, pruning, invalidation -----------------------------------------

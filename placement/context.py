@@ -7,7 +7,9 @@ class RequestContext(oslo_context.RequestContext):
     """oslo.context's RequestContext plus database and policy handles.
 
     ``conn``/``conn_writes`` hold the open transaction while a function
-    decorated with ``placement.db.api.reader``/``writer`` runs.
+    decorated with ``placement.db.api.reader``/``writer`` runs;
+    ``changed_providers`` is then the set of provider ids the writer
+    transaction changed (``placement.db.changes.touch``), None otherwise.
     """
 
     def __init__(self, *args, db=None, config=None, policy=None, **kwargs):
@@ -17,6 +19,7 @@ class RequestContext(oslo_context.RequestContext):
         self.policy = policy
         self.conn = None
         self.conn_writes = False
+        self.changed_providers = None
 
     def can(self, rule, target=None):
         """Raise 403 unless policy ``rule`` allows this caller."""
@@ -27,10 +30,14 @@ class RequestContext(oslo_context.RequestContext):
 
 
 class AdminContext:
-    """Context for work outside requests: start-up, CLI tools, tests."""
+    """Context for work outside requests: start-up, CLI tools, tests.
+
+    ``conn``/``conn_writes``/``changed_providers`` as in RequestContext.
+    """
 
     def __init__(self, db, config=None):
         self.db = db
         self.config = config
         self.conn = None
         self.conn_writes = False
+        self.changed_providers = None

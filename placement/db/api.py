@@ -12,6 +12,11 @@ serialization failure or a dropped connection is re-run from the start
 database). SQLite writers start with ``BEGIN IMMEDIATE`` so that they take
 the write lock before reading and wait on the busy timeout behind other
 writers, instead of failing when a read lock cannot be upgraded.
+
+Writers record the providers whose data they change with
+``changes.touch(ctx, ids)``; the outermost writer logs them
+(``changes.flush``) as the last statements before it commits, and forgets
+them with the rolled-back attempt on any exception.
 """
 
 import contextlib
@@ -25,6 +30,8 @@ import time
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
+
+from placement.db import changes
 
 LOG = logging.getLogger(__name__)
 
@@ -176,10 +183,19 @@ def _transactional(write):
                 try:
                     with ctx.db.transaction(write) as conn:
                         ctx.conn, ctx.conn_writes = conn, write
+                        # Each attempt starts with nothing touched; what a
+                        # failed attempt touched was rolled back with it.
+                        ctx.changed_providers = set() if write else None
                         try:
-                            return fn(ctx, *args, **kwargs)
+                            result = fn(ctx, *args, **kwargs)
+                            if ctx.changed_providers:
+                                # Last statements before COMMIT (see
+                                # changes.flush).
+                                changes.flush(conn, ctx.changed_providers)
+                            return result
                         finally:
                             ctx.conn, ctx.conn_writes = None, False
+                            ctx.changed_providers = None
                 except sa_exc.DBAPIError as exc:
                     if attempt >= MAX_RETRIES or not is_retryable(exc):
                         raise

@@ -154,3 +154,32 @@ resource_provider_aggregates = sa.Table(
     sa.Index('resource_provider_aggregates_aggregate_id_idx',
              'aggregate_id'),
 )
+
+# -- the provider change log (ours, not upstream's; see db/changes.py) ------
+
+provider_change_counter = sa.Table(
+    'provider_change_counter', metadata,
+    sa.Column('id', sa.Integer, primary_key=True, nullable=False,
+              autoincrement=False),
+    sa.Column('version', sa.BigInteger, nullable=False),
+    sa.Column('pruned_to', sa.BigInteger, nullable=False),
+)
+
+#: The counter's only row, present in every schema at head.
+COUNTER_ROW = {'id': 1, 'version': 0, 'pruned_to': 0}
+
+
+@sa.event.listens_for(provider_change_counter, 'after_create')
+def _insert_counter_row(target, connection, **_kw):
+    # Whatever creates the table from these definitions (tests, tools)
+    # gets the row the migration inserts.
+    connection.execute(target.insert().values(COUNTER_ROW))
+
+
+provider_changes = sa.Table(
+    'provider_changes', metadata,
+    sa.Column('version', sa.BigInteger, primary_key=True, nullable=False,
+              autoincrement=False),
+    sa.Column('resource_provider_id', sa.Integer, primary_key=True,
+              nullable=False, autoincrement=False),
+)

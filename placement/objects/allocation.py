@@ -15,6 +15,7 @@ import typing
 import sqlalchemy as sa
 
 from placement.db import api as db_api
+from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.objects import consumer as consumer_obj
@@ -214,6 +215,10 @@ def replace(ctx, writes):
         _bump_consumer(ctx, write.consumer)
     ctx.conn.execute(sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(
         [w.consumer.uuid for w in touched])))
+    # Every provider that loses rows changes usage, also those a moved
+    # consumer leaves, whose generation is not bumped (spec 11 §4.1);
+    # those that gain rows are bumped, and so recorded, below.
+    changes.touch(ctx, {rp for _consumer, rp, _rc, _used in current})
     new_rows = [(rp_ids[uuid], rc_ids[rc], amount, write.consumer.uuid)
                 for write in touched
                 for uuid, resources in write.allocations.items()
@@ -349,12 +354,23 @@ def get_by_provider(ctx, provider):
 @db_api.writer
 def delete_by_consumer(ctx, consumer_uuid):
     """Delete all of a consumer's allocations and its record, without
-    touching any generation. ConsumerAllocationsNotFound if it has none."""
-    # The DELETE's own row count decides, so of two concurrent deletes
-    # exactly one succeeds, also where they run in parallel (PostgreSQL).
-    if not db_api.storable(consumer_uuid) or not ctx.conn.execute(
-            sa.delete(_ALLOC).where(
-                _ALLOC.c.consumer_id == consumer_uuid)).rowcount:
+    touching any generation. ConsumerAllocationsNotFound if it has none.
+    The providers that held them are recorded as changed."""
+    rows = []
+    if db_api.storable(consumer_uuid):
+        # Lock the rows and delete exactly those, so the providers
+        # recorded are the ones whose rows went, whatever concurrent
+        # writers do to this consumer. Of two concurrent deletes, the
+        # second waits for the first and then finds no rows.
+        stmt = (sa.select(_ALLOC.c.id, _ALLOC.c.resource_provider_id)
+                .where(_ALLOC.c.consumer_id == consumer_uuid))
+        if ctx.conn.dialect.name != 'sqlite':
+            stmt = stmt.with_for_update()
+        rows = ctx.conn.execute(stmt).all()
+    if not rows:
         raise exception.ConsumerAllocationsNotFound(consumer=consumer_uuid)
+    ctx.conn.execute(sa.delete(_ALLOC).where(
+        _ALLOC.c.id.in_([row.id for row in rows])))
+    changes.touch(ctx, {row.resource_provider_id for row in rows})
     ctx.conn.execute(sa.delete(_CONSUMERS).where(
         _CONSUMERS.c.uuid == consumer_uuid))

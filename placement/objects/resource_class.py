@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import changes
 from placement.db import tables
 from placement import exception
 
@@ -160,6 +161,14 @@ def rename(ctx, name, new_name):
         if not db_api.is_duplicate(exc):
             raise
         raise exception.ResourceClassExists(name=new_name)
+    # Providers with inventories or allocations of the class now show
+    # them under the new name; record them for readers that keep names.
+    inventories, allocations = tables.inventories, tables.allocations
+    changes.touch(ctx, ctx.conn.execute(sa.union(
+        sa.select(inventories.c.resource_provider_id).where(
+            inventories.c.resource_class_id == current.id),
+        sa.select(allocations.c.resource_provider_id).where(
+            allocations.c.resource_class_id == current.id))).scalars())
     return get_by_name(ctx, new_name)
 
 

@@ -1,7 +1,9 @@
 """Resource providers: create, read, update (trees), delete, list.
 
 Also home of the provider-generation compare-and-set and the row locks
-every write that checks or bumps a generation takes first.
+every write that checks or bumps a generation takes first. Every write
+here records the providers it changes in the change log
+(``placement.db.changes``); a generation bump does so too.
 """
 
 import dataclasses
@@ -12,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import changes
 from placement.db import tables
 from placement import exception
 
@@ -96,7 +99,9 @@ def increment_generation(ctx, provider_id, expected):
     """Compare-and-set the generation from ``expected`` to ``expected+1``.
 
     Raises ResourceProviderConcurrentUpdateDetected if another writer
-    changed it since it was read. Returns the new generation.
+    changed it since it was read. Returns the new generation. The
+    provider is recorded as changed (a bump goes with every change of
+    its inventories, traits and, from 1.19, aggregates).
     """
     result = ctx.conn.execute(
         sa.update(_RP)
@@ -104,6 +109,7 @@ def increment_generation(ctx, provider_id, expected):
         .values(generation=expected + 1, updated_at=db_api.utcnow()))
     if result.rowcount != 1:
         raise exception.ResourceProviderConcurrentUpdateDetected()
+    changes.touch(ctx, [provider_id])
     return expected + 1
 
 
@@ -161,6 +167,7 @@ def create(ctx, uuid, name, parent_uuid=None):
     if parent is None:
         ctx.conn.execute(sa.update(_RP).where(_RP.c.id == new_id)
                          .values(root_provider_id=new_id))
+    changes.touch(ctx, [new_id])
     return get_by_uuid(ctx, uuid)
 
 
@@ -226,10 +233,13 @@ def update(ctx, provider, name, parent_uuid=UNCHANGED,
                                       _RP.c.id != provider.id)).first():
         raise exception.DuplicateResourceProvider(duplicate=name)
     if subtree_root is not None:
+        # The whole subtree follows the move (root_provider_id).
+        moved = _subtree_ids(ctx, provider)
         ctx.conn.execute(
             sa.update(_RP)
-            .where(_RP.c.id.in_(_subtree_ids(ctx, provider)))
+            .where(_RP.c.id.in_(moved))
             .values(root_provider_id=subtree_root))
+        changes.touch(ctx, moved)
     try:
         with ctx.conn.begin_nested():
             result = ctx.conn.execute(
@@ -240,6 +250,9 @@ def update(ctx, provider, name, parent_uuid=UNCHANGED,
         raise exception.DuplicateResourceProvider(duplicate=name)
     if result.rowcount != 1:
         raise exception.ResourceProviderNotFound(uuid=provider.uuid)
+    # A rename alone changes nothing the change log's readers hold, but
+    # logging every row change keeps the rule simple.
+    changes.touch(ctx, [provider.id])
     return get_by_uuid(ctx, provider.uuid)
 
 
@@ -273,6 +286,7 @@ def destroy(ctx, uuid):
     except sa_exc.IntegrityError:
         # A child was added concurrently (its foreign key refers to us).
         raise exception.CannotDeleteParentResourceProvider(uuid=uuid)
+    changes.touch(ctx, [provider.id])
 
 
 # -- list -----------------------------------------------------------------

@@ -23,12 +23,52 @@ def test_upgrade_from_empty_matches_table_definitions(tmp_path):
     try:
         assert migration.version(db) is None
         migration.upgrade(db)
-        assert migration.version(db) == migration.head() == 'a082b8bb98d0'
+        assert migration.version(db) == migration.head() == 'dabfd9010ed6'
         with db.engine.connect() as conn:
             context = alembic_migration.MigrationContext.configure(conn)
             assert compare_metadata(context, tables.metadata) == []
+        assert _counter_rows(db) == [(1, 0, 0)]
         # A second run is a no-op.
         migration.upgrade(db)
+        assert _counter_rows(db) == [(1, 0, 0)]
+    finally:
+        db.dispose()
+
+
+def _counter_rows(db):
+    counter = tables.provider_change_counter
+    with db.engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(sa.select(
+            counter.c.id, counter.c.version, counter.c.pruned_to))]
+
+
+def test_upgrade_adds_change_log_to_an_upstream_head_schema(tmp_path):
+    """A database at the upstream head (taken over from upstream) gets
+    the change log and its counter row, its providers untouched."""
+    db = _empty_database(tmp_path)
+    try:
+        migration.upgrade(db, 'a082b8bb98d0')
+        with db.engine.begin() as conn:
+            names = sa.inspect(conn).get_table_names()
+            assert 'provider_changes' not in names
+            conn.execute(sa.insert(tables.resource_providers).values(
+                id=1, uuid='11111111-1111-1111-1111-111111111111',
+                name='old', generation=3, root_provider_id=None))
+        migration.upgrade(db)
+        assert _counter_rows(db) == [(1, 0, 0)]
+        with db.engine.connect() as conn:
+            assert conn.execute(sa.select(sa.func.count()).select_from(
+                tables.provider_changes)).scalar() == 0
+    finally:
+        db.dispose()
+
+
+def test_schema_for_tests_has_the_counter_row(tmp_path):
+    db = _empty_database(tmp_path)
+    try:
+        migration.create_schema_for_tests(db)
+        assert migration.version(db) == migration.head()
+        assert _counter_rows(db) == [(1, 0, 0)]
     finally:
         db.dispose()
 

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement import context
+from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.handlers import params
@@ -36,6 +37,7 @@ def _inventory(ctx, provider, rc, total, reserved=0, min_unit=1,
             total=total, reserved=reserved, min_unit=min_unit,
             max_unit=max_unit,
             step_size=step_size, allocation_ratio=allocation_ratio))
+        changes.flush(conn, [provider.id])
 
 
 def _allocate(ctx, provider, rc, used):
@@ -44,6 +46,7 @@ def _allocate(ctx, provider, rc, used):
         conn.execute(sa.insert(tables.allocations).values(
             resource_provider_id=provider.id, resource_class_id=rc_id,
             consumer_id=str(uuid.uuid4()), used=used))
+        changes.flush(conn, [provider.id])
 
 
 def _names(ctx, **filters):

@@ -1,0 +1,677 @@
+"""The provider change log (placement/db/changes.py), object layer.
+
+Every write that changes what the allocation candidates engine reads
+(tree, inventories, usage, traits, aggregates) logs exactly the providers
+it changed, under one new version, when and only when it commits; the
+log is read in one consistent statement, pruned, and invalidated.
+"""
+
+import threading
+import uuid
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from placement import context
+from placement.db import api as db_api
+from placement.db import changes
+from placement.db import data_migrations
+from placement.db import tables
+from placement import exception
+from placement.objects import aggregate as aggregate_obj
+from placement.objects import allocation as alloc_obj
+from placement.objects import inventory as inv_obj
+from placement.objects import reshaper as reshaper_obj
+from placement.objects import resource_class as rc_obj
+from placement.objects import resource_provider as rp_obj
+from placement.objects import trait as trait_obj
+from placement.tests import fixtures
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _version(ctx):
+    with ctx.db.transaction(write=False) as conn:
+        return changes.read(conn, None).version
+
+
+def _read(ctx, since):
+    with ctx.db.transaction(write=False) as conn:
+        return changes.read(conn, since)
+
+
+def _log_rows(ctx, since):
+    """[(version, provider id)] logged after ``since``, in order."""
+    log = tables.provider_changes
+    with ctx.db.transaction(write=False) as conn:
+        return [tuple(row) for row in conn.execute(
+            sa.select(log.c.version, log.c.resource_provider_id)
+            .where(log.c.version > since)
+            .order_by(log.c.version, log.c.resource_provider_id))]
+
+
+class Logged:
+    """What the writes inside the ``with`` block logged."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def __enter__(self):
+        self.before = _version(self.ctx)
+        return self
+
+    def __exit__(self, *exc):
+        self.rows = _log_rows(self.ctx, self.before)
+        self.versions = sorted({version for version, _rp in self.rows})
+        self.ids = {rp for _version, rp in self.rows}
+        read = _read(self.ctx, self.before)
+        assert read.version == (self.versions[-1] if self.versions
+                                else self.before)
+        assert read.provider_ids == self.ids
+        return False
+
+
+def _logged(ctx):
+    return Logged(ctx)
+
+
+def _new(ctx, name, parent=None):
+    return rp_obj.create(ctx, str(uuid.uuid4()), name,
+                         parent.uuid if parent else None)
+
+
+def _fresh(ctx, provider):
+    return rp_obj.get_by_uuid(ctx, provider.uuid)
+
+
+def _request(consumer, allocations, **consumer_args):
+    return alloc_obj.ConsumerRequest(
+        dict(uuid=consumer, project='proj', user='user', **consumer_args),
+        allocations)
+
+
+@pytest.fixture
+def computes(ctx):
+    """Two providers with 4 VCPU each."""
+    found = []
+    for name in ('cn1', 'cn2'):
+        rp = _new(ctx, name)
+        inv_obj.replace_all(ctx, rp, {'VCPU': {'total': 4}})
+        found.append(_fresh(ctx, rp))
+    return found
+
+
+# -- providers ---------------------------------------------------------------
+
+def test_create_logs_the_new_provider_only(ctx):
+    root = _new(ctx, 'root')
+    with _logged(ctx) as logged:
+        child = _new(ctx, 'child', root)
+    assert logged.rows == [(logged.before + 1, child.id)]
+    with _logged(ctx) as logged:
+        other = _new(ctx, 'other')
+    assert logged.ids == {other.id}
+
+
+def test_failed_create_logs_nothing(ctx):
+    _new(ctx, 'taken')
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.DuplicateResourceProvider):
+            _new(ctx, 'taken')
+    assert logged.rows == []
+
+
+def test_rename_logs_the_provider(ctx):
+    rp = _new(ctx, 'old')
+    with _logged(ctx) as logged:
+        rp_obj.update(ctx, rp, 'new')
+    assert logged.ids == {rp.id}
+
+
+@pytest.fixture
+def trees(ctx):
+    """a -> b -> (c, d -> e), and a second root x -> y."""
+    tree = {'a': _new(ctx, 'a')}
+    for name, parent in (('b', 'a'), ('c', 'b'), ('d', 'b'), ('e', 'd'),
+                         ('x', None), ('y', 'x')):
+        tree[name] = _new(ctx, name, tree[parent] if parent else None)
+    return tree
+
+
+def test_reparenting_to_another_tree_logs_the_moved_subtree(ctx, trees):
+    with _logged(ctx) as logged:
+        rp_obj.update(ctx, _fresh(ctx, trees['b']), 'b', trees['y'].uuid,
+                      allow_reparent=True)
+    assert len(logged.versions) == 1
+    assert logged.ids == {trees[n].id for n in 'bcde'}
+    assert _fresh(ctx, trees['e']).root_provider_uuid == trees['x'].uuid
+
+
+def test_unparenting_logs_the_moved_subtree(ctx, trees):
+    with _logged(ctx) as logged:
+        rp_obj.update(ctx, _fresh(ctx, trees['d']), 'd', None,
+                      allow_reparent=True)
+    assert logged.ids == {trees['d'].id, trees['e'].id}
+    assert _fresh(ctx, trees['e']).root_provider_uuid == trees['d'].uuid
+
+
+def test_giving_a_root_a_parent_logs_its_whole_tree(ctx, trees):
+    with _logged(ctx) as logged:
+        rp_obj.update(ctx, _fresh(ctx, trees['x']), 'x', trees['c'].uuid)
+    assert logged.ids == {trees['x'].id, trees['y'].id}
+
+
+def test_refused_reparenting_logs_nothing(ctx, trees):
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.ObjectActionError):
+            rp_obj.update(ctx, _fresh(ctx, trees['b']), 'b',
+                          trees['e'].uuid, allow_reparent=True)  # a loop
+        with pytest.raises(exception.ObjectActionError):
+            rp_obj.update(ctx, _fresh(ctx, trees['b']), 'b',
+                          trees['y'].uuid)  # needs 1.37
+    assert logged.rows == []
+
+
+def test_destroy_logs_the_deleted_provider(ctx, trees):
+    gone = trees['c']
+    inv_obj.replace_all(ctx, gone, {'VCPU': {'total': 1}})
+    with _logged(ctx) as logged:
+        rp_obj.destroy(ctx, gone.uuid)
+    assert logged.ids == {gone.id}
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.CannotDeleteParentResourceProvider):
+            rp_obj.destroy(ctx, trees['d'].uuid)
+    assert logged.rows == []
+
+
+# -- inventories -------------------------------------------------------------
+
+def test_every_inventory_write_logs_its_provider(ctx, computes):
+    rp, other = computes
+    with _logged(ctx) as logged:
+        inv_obj.create(ctx, rp, 'DISK_GB', {'total': 10}, min_capacity=1)
+    assert logged.ids == {rp.id}
+    with _logged(ctx) as logged:
+        inv_obj.update(ctx, rp, 'DISK_GB', {'total': 20}, 2, min_capacity=1)
+    assert logged.ids == {rp.id}
+    with _logged(ctx) as logged:
+        inv_obj.replace_all(ctx, rp, {'VCPU': {'total': 8}}, 3)
+    assert logged.ids == {rp.id}
+    with _logged(ctx) as logged:
+        inv_obj.delete(ctx, rp, 'VCPU')
+    assert logged.ids == {rp.id}
+    with _logged(ctx) as logged:
+        inv_obj.delete_all(ctx, other)
+    assert logged.ids == {other.id}
+
+
+def test_refused_inventory_writes_log_nothing(ctx, computes):
+    rp, _other = computes
+    alloc_obj.write(ctx, [_request(str(uuid.uuid4()),
+                                   {rp.uuid: {'VCPU': 1}})], 0)
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.ResourceProviderGenerationMismatch):
+            inv_obj.replace_all(ctx, rp, {'VCPU': {'total': 8}}, 0)
+        with pytest.raises(exception.ResourceProviderGenerationMismatch):
+            inv_obj.update(ctx, rp, 'VCPU', {'total': 8}, 0, min_capacity=1)
+        with pytest.raises(exception.InventoryInUse):
+            inv_obj.delete(ctx, rp, 'VCPU')
+        with pytest.raises(exception.InventoryExists):
+            inv_obj.create(ctx, rp, 'VCPU', {'total': 1}, min_capacity=1)
+    assert logged.rows == []
+
+
+# -- traits ------------------------------------------------------------------
+
+def test_trait_writes_log_their_provider_when_they_change_it(ctx, computes):
+    rp, _other = computes
+    generation = rp.generation
+    with _logged(ctx) as logged:
+        _traits, generation = trait_obj.set_provider_traits(
+            ctx, rp, ['HW_CPU_X86_AVX'], generation)
+    assert logged.ids == {rp.id}
+    with _logged(ctx) as logged:
+        # The same set again: nothing changes, no generation bump.
+        trait_obj.set_provider_traits(ctx, rp, ['HW_CPU_X86_AVX'],
+                                      generation)
+        with pytest.raises(exception.ResourceProviderGenerationMismatch):
+            trait_obj.set_provider_traits(ctx, rp, [], generation - 1)
+        with pytest.raises(exception.TraitNotFound):
+            trait_obj.set_provider_traits(ctx, rp, ['CUSTOM_NOPE'],
+                                          generation)
+    assert logged.rows == []
+    with _logged(ctx) as logged:
+        trait_obj.delete_provider_traits(ctx, rp)
+    assert logged.ids == {rp.id}
+
+
+# -- aggregates --------------------------------------------------------------
+
+def test_aggregates_below_1_19_are_logged_without_a_generation_bump(
+        ctx, computes):
+    rp, _other = computes
+    agg = str(uuid.uuid4())
+    with _logged(ctx) as logged:
+        aggregate_obj.set_provider_aggregates(ctx, rp, [agg])
+    assert logged.ids == {rp.id}
+    assert _fresh(ctx, rp).generation == rp.generation
+    with _logged(ctx) as logged:
+        aggregate_obj.set_provider_aggregates(ctx, rp, [agg])  # unchanged
+    assert logged.rows == []
+    with _logged(ctx) as logged:
+        aggregate_obj.set_provider_aggregates(ctx, rp, [])
+    assert logged.ids == {rp.id}
+
+
+def test_aggregates_from_1_19_are_logged(ctx, computes):
+    rp, _other = computes
+    with _logged(ctx) as logged:
+        generation = aggregate_obj.set_provider_aggregates(
+            ctx, rp, [str(uuid.uuid4())], rp.generation)
+    assert logged.ids == {rp.id}
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.ResourceProviderGenerationMismatch):
+            aggregate_obj.set_provider_aggregates(
+                ctx, rp, [str(uuid.uuid4())], generation - 1)
+    # The new aggregate row may stay (created in its own transaction),
+    # but no provider changed.
+    assert logged.rows == []
+
+
+# -- allocations -------------------------------------------------------------
+
+def test_allocation_writes_log_every_provider_that_gains_or_loses(
+        ctx, computes):
+    cn1, cn2 = computes
+    consumer = str(uuid.uuid4())
+    with _logged(ctx) as logged:
+        alloc_obj.write(ctx, [_request(consumer, {cn1.uuid: {'VCPU': 2}})],
+                        0)
+    assert logged.ids == {cn1.id}
+    # Moving the consumer: cn1 loses it without a generation bump.
+    generation = _fresh(ctx, cn1).generation
+    with _logged(ctx) as logged:
+        alloc_obj.write(ctx, [_request(consumer, {cn2.uuid: {'VCPU': 2}})],
+                        0)
+    assert logged.ids == {cn1.id, cn2.id}
+    assert len(logged.versions) == 1
+    assert _fresh(ctx, cn1).generation == generation
+    # An empty set deletes the allocations (and bumps the holder).
+    with _logged(ctx) as logged:
+        alloc_obj.write(ctx, [_request(consumer, {})], 0)
+    assert logged.ids == {cn2.id}
+
+
+def test_several_consumers_in_one_request_log_once(ctx, computes):
+    cn1, cn2 = computes
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    alloc_obj.write(ctx, [_request(first, {cn1.uuid: {'VCPU': 1}})], 0)
+    with _logged(ctx) as logged:
+        alloc_obj.write(ctx, [
+            _request(first, {cn2.uuid: {'VCPU': 1}}),
+            _request(second, {cn2.uuid: {'VCPU': 1}})], 0)
+    assert logged.versions == [logged.before + 1]
+    assert logged.ids == {cn1.id, cn2.id}
+
+
+def test_refused_allocation_writes_log_nothing(ctx, computes):
+    cn1, cn2 = computes
+    consumer = str(uuid.uuid4())
+    alloc_obj.write(ctx, [_request(consumer, {cn1.uuid: {'VCPU': 1}})], 0)
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.InvalidAllocationCapacityExceeded):
+            alloc_obj.write(ctx, [_request(consumer,
+                                           {cn2.uuid: {'VCPU': 5}})], 0)
+        with pytest.raises(exception.ConsumerGenerationMismatch):
+            alloc_obj.write(ctx, [_request(
+                consumer, {cn2.uuid: {'VCPU': 1}}, generation=7)], 0)
+        with pytest.raises(exception.ResourceClassNotFound):
+            alloc_obj.write(ctx, [_request(
+                consumer, {cn2.uuid: {'CUSTOM_NOPE': 1}})], 0)
+        with pytest.raises(exception.ResourceProviderNotFound):
+            # Commits the prepared (new) consumer, but no allocation.
+            alloc_obj.write(ctx, [_request(
+                str(uuid.uuid4()), {str(uuid.uuid4()): {'VCPU': 1}})], 0)
+    assert logged.rows == []
+
+
+def test_provider_generation_race_retries_and_logs_once(
+        ctx, computes, monkeypatch):
+    cn1, _cn2 = computes
+    real = rp_obj.increment_generation
+    calls = []
+
+    def flaky(ctx, provider_id, expected):
+        calls.append(provider_id)
+        if len(calls) == 1:
+            raise exception.ResourceProviderConcurrentUpdateDetected()
+        return real(ctx, provider_id, expected)
+    monkeypatch.setattr(rp_obj, 'increment_generation', flaky)
+    with _logged(ctx) as logged:
+        alloc_obj.write(ctx, [_request(str(uuid.uuid4()),
+                                       {cn1.uuid: {'VCPU': 1}})], 1)
+    assert len(calls) == 2
+    assert logged.rows == [(logged.before + 1, cn1.id)]
+
+
+def test_delete_by_consumer_logs_the_providers_it_held(ctx, computes):
+    cn1, cn2 = computes
+    consumer = str(uuid.uuid4())
+    alloc_obj.write(ctx, [_request(consumer, {cn1.uuid: {'VCPU': 1},
+                                              cn2.uuid: {'VCPU': 1}})], 0)
+    generations = [_fresh(ctx, rp).generation for rp in computes]
+    with _logged(ctx) as logged:
+        alloc_obj.delete_by_consumer(ctx, consumer)
+    assert logged.ids == {cn1.id, cn2.id}
+    assert [_fresh(ctx, rp).generation for rp in computes] == generations
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.ConsumerAllocationsNotFound):
+            alloc_obj.delete_by_consumer(ctx, consumer)
+    assert logged.rows == []
+
+
+def test_reshape_logs_every_provider_it_changes(ctx):
+    root = _new(ctx, 'root')
+    inv_obj.replace_all(ctx, root, {'VCPU': {'total': 4}})
+    root = _fresh(ctx, root)
+    child = _new(ctx, 'child', root)
+    untouched = _new(ctx, 'untouched')
+    consumer = str(uuid.uuid4())
+    alloc_obj.write(ctx, [_request(consumer, {root.uuid: {'VCPU': 2}})], 0)
+    root = _fresh(ctx, root)
+    with _logged(ctx) as logged:
+        reshaper_obj.reshape(
+            ctx, [(root, {}, root.generation),
+                  (child, {'VCPU': {'total': 4}}, child.generation)],
+            [_request(consumer, {child.uuid: {'VCPU': 2}},
+                      generation=1)])
+    assert logged.versions == [logged.before + 1]
+    assert logged.ids == {root.id, child.id}
+    assert untouched.id not in logged.ids
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.ConcurrentUpdateDetected):
+            reshaper_obj.reshape(ctx, [(root, {}, root.generation)], [])
+    assert logged.rows == []
+
+
+# -- resource classes and traits by name -------------------------------------
+
+def test_resource_class_rename_logs_providers_using_it(ctx, computes):
+    cn1, cn2 = computes
+    rc_obj.create(ctx, 'CUSTOM_GOLD')
+    inv_obj.create(ctx, cn1, 'CUSTOM_GOLD', {'total': 1}, min_capacity=1)
+    with _logged(ctx) as logged:
+        rc_obj.rename(ctx, 'CUSTOM_GOLD', 'CUSTOM_SILVER')
+    assert logged.ids == {cn1.id}
+    with _logged(ctx) as logged:
+        rc_obj.create(ctx, 'CUSTOM_BRONZE')
+        rc_obj.rename(ctx, 'CUSTOM_BRONZE', 'CUSTOM_COPPER')
+        rc_obj.destroy(ctx, 'CUSTOM_COPPER')
+        trait_obj.ensure(ctx, 'CUSTOM_FAST')
+        trait_obj.destroy(ctx, 'CUSTOM_FAST')
+    assert logged.rows == []
+
+
+# -- the writer decorator ----------------------------------------------------
+
+def test_writer_rerun_after_a_deadlock_logs_only_the_last_attempt(
+        ctx, computes):
+    cn1, cn2 = computes
+    attempts = []
+
+    @db_api.writer
+    def flaky(ctx):
+        attempts.append(1)
+        if len(attempts) == 1:
+            inv_obj.replace_all(ctx, cn1, {'VCPU': {'total': 5}})
+            raise sa_exc.OperationalError(
+                'UPDATE ...', {}, Exception('deadlock detected'))
+        inv_obj.replace_all(ctx, cn2, {'VCPU': {'total': 5}})
+
+    with _logged(ctx) as logged:
+        flaky(ctx)
+    assert len(attempts) == 2
+    assert logged.rows == [(logged.before + 1, cn2.id)]
+    assert inv_obj.get_all(ctx, cn1)[0].total == 4
+
+
+def test_nested_writers_flush_once_at_the_outermost_commit(ctx, computes):
+    cn1, cn2 = computes
+    seen = []
+
+    @db_api.writer
+    def both(ctx):
+        inv_obj.replace_all(ctx, cn1, {'VCPU': {'total': 5}})
+        seen.append(_log_rows(context.AdminContext(ctx.db), before))
+        inv_obj.replace_all(ctx, cn2, {'VCPU': {'total': 5}})
+        seen.append(set(ctx.changed_providers))
+
+    before = _version(ctx)
+    with _logged(ctx) as logged:
+        both(ctx)
+    assert seen == [[], {cn1.id, cn2.id}]
+    assert logged.rows == [(before + 1, cn1.id), (before + 1, cn2.id)]
+    assert ctx.changed_providers is None
+
+
+def test_failed_writer_discards_what_it_touched(ctx, computes):
+    cn1, _cn2 = computes
+
+    @db_api.writer
+    def failing(ctx):
+        changes.touch(ctx, [cn1.id])
+        raise exception.NotFound('no')
+
+    with _logged(ctx) as logged:
+        with pytest.raises(exception.NotFound):
+            failing(ctx)
+    assert logged.rows == []
+    assert ctx.changed_providers is None
+
+
+def test_touch_needs_a_writer(ctx):
+    with pytest.raises(RuntimeError):
+        changes.touch(ctx, [1])
+
+    @db_api.reader
+    def reading(ctx):
+        changes.touch(ctx, [1])
+
+    with pytest.raises(RuntimeError):
+        reading(ctx)
+
+
+def test_the_counter_update_is_last_before_commit(ctx, computes):
+    """The counter row is locked only for the log insert and COMMIT."""
+    cn1, cn2 = computes
+    statements = []
+
+    def record(conn, _cursor, statement, *_args):
+        if conn.get_execution_options().get('placement_writer'):
+            statements.append(' '.join(statement.split()).lower())
+
+    def commit(conn):
+        if conn.get_execution_options().get('placement_writer'):
+            statements.append('commit')
+
+    sa.event.listen(ctx.db.engine, 'before_cursor_execute', record)
+    sa.event.listen(ctx.db.engine, 'commit', commit)
+    try:
+        alloc_obj.write(ctx, [_request(str(uuid.uuid4()), {
+            cn1.uuid: {'VCPU': 1}, cn2.uuid: {'VCPU': 1}})], 0)
+    finally:
+        sa.event.remove(ctx.db.engine, 'before_cursor_execute', record)
+        sa.event.remove(ctx.db.engine, 'commit', commit)
+    # PostgreSQL: one statement, WITH bumped AS (UPDATE ...) INSERT ...
+    first = next(i for i, s in enumerate(statements)
+                 if 'update provider_change_counter' in s)
+    tail = statements[first:]
+    assert tail[-1] == 'commit'
+    assert sum('update provider_change_counter' in s for s in tail) == 1
+    assert sum('insert into provider_changes' in s for s in tail) == 1
+    assert all('provider_change' in s for s in tail[:-1]), tail
+
+
+# -- reading, pruning, invalidation -----------------------------------------
+
+def _flush(ctx, ids):
+    with ctx.db.transaction(write=True) as conn:
+        return changes.flush(conn, ids)
+
+
+def test_read_answers(ctx):
+    start = _version(ctx)
+    assert _read(ctx, None) == (start, None)
+    assert _read(ctx, start) == (start, set())
+    assert _flush(ctx, []) is None
+    assert _flush(ctx, [7, 3, 7]) == start + 1
+    assert _flush(ctx, [3, 5]) == start + 2
+    assert _read(ctx, start) == (start + 2, {3, 5, 7})
+    assert _read(ctx, start + 1) == (start + 2, {3, 5})
+    assert _read(ctx, start + 2) == (start + 2, set())
+    # A version this database never had: reload everything.
+    assert _read(ctx, start + 3) == (start + 2, None)
+
+
+def test_pruning_forgets_old_versions(ctx, monkeypatch):
+    monkeypatch.setattr(changes, 'PRUNE_EVERY', 5)
+    monkeypatch.setattr(changes, 'KEEP_VERSIONS', 3)
+    start = _version(ctx)
+    version = start
+    while version % 5 or version <= start + 3:
+        version = _flush(ctx, [version])
+    bound = version - 3
+    counter = tables.provider_change_counter
+    with ctx.db.transaction(write=False) as conn:
+        assert conn.execute(sa.select(counter.c.pruned_to)).scalar() == bound
+    assert [v for v, _rp in _log_rows(ctx, start)] == list(
+        range(bound + 1, version + 1))
+    assert _read(ctx, bound - 1) == (version, None)
+    assert _read(ctx, start) == (version, None)
+    assert _read(ctx, bound) == (version, set(range(bound, version)))
+
+
+def test_invalidate_all_makes_every_reader_reload(ctx, computes):
+    before = _version(ctx)
+    with ctx.db.transaction(write=True) as conn:
+        new = changes.invalidate_all(conn)
+    assert new == before + 1
+    for since in (0, before - 1, before, new - 1):
+        assert _read(ctx, since) == (new, None)
+    assert _read(ctx, new) == (new, set())
+    assert _log_rows(ctx, 0) == []
+    # The log goes on from there.
+    inv_obj.replace_all(ctx, computes[0], {'VCPU': {'total': 6}})
+    assert _read(ctx, new) == (new + 1, {computes[0].id})
+
+
+def test_emptying_the_test_database_invalidates(ctx, computes):
+    before = _version(ctx)
+    fixtures._empty(ctx.db)
+    assert _read(ctx, before).provider_ids is None
+
+
+# -- raw writers outside the object layer -----------------------------------
+
+def test_root_provider_data_migration_logs_what_it_fixes(ctx):
+    rps = tables.resource_providers
+    with ctx.db.transaction(write=True) as conn:
+        rp_id = conn.execute(sa.insert(rps).values(
+            uuid=str(uuid.uuid4()), name='rootless',
+            generation=0)).inserted_primary_key[0]
+        changes.flush(conn, [rp_id])
+    with _logged(ctx) as logged:
+        assert data_migrations.set_root_provider_ids(ctx.db, None, 10) == (
+            1, 1)
+    assert logged.ids == {rp_id}
+
+
+def test_root_provider_data_migration_runs_before_the_log_exists(tmp_path):
+    """The migration runs on schemas older than head too (that is what it
+    is for), where there is no log to write."""
+    from placement.db import migration
+    url = fixtures.server_url()
+    if url is None:
+        db = db_api.Database('sqlite:///%s' % (tmp_path / 'old.sqlite'))
+    else:
+        db = db_api.Database(
+            fixtures.create_server_database(url, purpose='oldschema'))
+    try:
+        migration.upgrade(db, 'b4ed3a175331')
+        with db.transaction(write=True) as conn:
+            conn.execute(sa.insert(tables.resource_providers).values(
+                uuid=str(uuid.uuid4()), name='rootless', generation=0))
+        assert data_migrations.set_root_provider_ids(db, None, 10) == (1, 1)
+        assert data_migrations.missing_root_provider_count(db) == 0
+    finally:
+        db.dispose()
+
+
+# -- concurrency -------------------------------------------------------------
+
+WRITERS = 4
+WRITES = 15
+
+
+def test_readers_never_see_a_version_without_all_lower_ones(ctx):
+    """Writers on different providers commit concurrently while a reader
+    follows the log; every read must report exactly the providers of the
+    versions it covers, as the complete log shows them at the end, so no
+    lower version was still invisible when a higher one was seen."""
+    start = _version(ctx)
+    created = [[] for _ in range(WRITERS)]
+    errors = []
+    done = threading.Event()
+
+    def write(index):
+        wctx = context.AdminContext(ctx.db)
+        try:
+            for n in range(WRITES):
+                # Each create logs a provider no other version logs.
+                rp = _new(wctx, 'w%d-%d' % (index, n))
+                created[index].append(rp.id)
+                inv_obj.replace_all(wctx, rp, {'VCPU': {'total': 1}})
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    reads = []
+
+    def follow():
+        rctx = context.AdminContext(ctx.db)
+        since = start
+        while True:
+            finished = done.is_set()
+            found = _read(rctx, since)
+            reads.append((since, found.version, found.provider_ids))
+            since = found.version
+            if finished:
+                return
+
+    writers = [threading.Thread(target=write, args=(i,))
+               for i in range(WRITERS)]
+    reader = threading.Thread(target=follow)
+    reader.start()
+    for thread in writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    done.set()
+    reader.join()
+    assert not errors, errors
+
+    log = {}
+    for version, rp in _log_rows(ctx, start):
+        log.setdefault(version, set()).add(rp)
+    # Two writes per provider, each under a version of its own.
+    assert sorted(log) == list(range(start + 1,
+                                     start + 1 + 2 * WRITERS * WRITES))
+    everything = {rp for ids in created for rp in ids}
+    assert set().union(*log.values()) == everything
+    for since, version, ids in reads:
+        expected = set().union(set(), *(log[v] for v in range(
+            since + 1, version + 1)))
+        assert ids == expected, (since, version)
+    assert reads[-1][1] == start + 2 * WRITERS * WRITES
+    followed = set().union(*(ids for _s, _v, ids in reads))
+    assert followed == everything

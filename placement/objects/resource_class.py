@@ -161,14 +161,8 @@ def rename(ctx, name, new_name):
         if not db_api.is_duplicate(exc):
             raise
         raise exception.ResourceClassExists(name=new_name)
-    # Providers with inventories or allocations of the class now show
-    # them under the new name; record them for readers that keep names.
-    inventories, allocations = tables.inventories, tables.allocations
-    changes.touch(ctx, ctx.conn.execute(sa.union(
-        sa.select(inventories.c.resource_provider_id).where(
-            inventories.c.resource_class_id == current.id),
-        sa.select(allocations.c.resource_provider_id).where(
-            allocations.c.resource_class_id == current.id))).scalars())
+    # Readers that keep names (the candidates' provider index) reload.
+    changes.invalidate_all(ctx.conn)
     return get_by_name(ctx, new_name)
 
 
@@ -184,3 +178,6 @@ def destroy(ctx, name):
             ).first() is not None:
         raise exception.ResourceClassInUse(name=name)
     ctx.conn.execute(sa.delete(_RC).where(_RC.c.id == current.id))
+    # Readers that keep names forget it: its id may come back under
+    # another name.
+    changes.invalidate_all(ctx.conn)

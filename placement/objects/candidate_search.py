@@ -244,8 +244,8 @@ def _anchor_candidates(space, anchor, plans):
     if space.isolate and not _enough_isolated_providers(space, anchor):
         return iter(())
     # Fewest choices first: a smaller tree of branches to walk.
-    order = tuple(sorted(range(len(space.groups)), key=lambda i: _hint(
-        space.groups[i].partials[anchor])))
+    hints = [_hint(group.partials[anchor]) for group in space.groups]
+    order = tuple(sorted(range(len(hints)), key=hints.__getitem__))
     plan = plans.get(order)
     if plan is None:
         plan = plans[order] = _Plan(space, order)

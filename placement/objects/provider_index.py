@@ -68,7 +68,8 @@ class ProviderIndex:
     ``in_aggregate`` ({id: set of providers}), ``members`` ({root: set of
     providers of its tree}) and ``nested`` (providers with a parent).
     ``lines`` caches each provider's ancestors-or-self for the search
-    (``candidate_search.Ancestry``), kept until a provider moves.
+    (``candidate_search.Ancestry``), kept until a provider moves;
+    ``summaries`` those ``summary`` built, kept until a provider changes.
     """
 
     def __init__(self):
@@ -82,7 +83,7 @@ class ProviderIndex:
         self.trait_names = {}
         self._class_ids = {}
         self._trait_ids = {}
-        self._summaries = {}
+        self.summaries = {}
         self.uuid = {}
         self.by_uuid = {}
         self.parent = {}
@@ -134,7 +135,7 @@ class ProviderIndex:
     def _forget(self, provider):
         if provider not in self.uuid:
             return
-        self._summaries.pop(provider, None)
+        self.summaries.pop(provider, None)
         for rc in self.inventories.pop(provider):
             _discard(self.with_class, rc, provider)
         self.usage.pop(provider, None)
@@ -228,7 +229,7 @@ class ProviderIndex:
         """What ``GET /allocation_candidates`` says of ``provider`` from
         microversion 1.29 on, as plain values; built once per version
         of the provider and shared, so callers must not change it."""
-        summary = self._summaries.get(provider)
+        summary = self.summaries.get(provider)
         if summary is None:
             parent = self.parent[provider]
             usage = self.usage.get(provider, {})
@@ -244,30 +245,34 @@ class ProviderIndex:
                                          else self.uuid[parent]),
                 'root_provider_uuid': self.uuid[self.root[provider]],
             }
-            self._summaries[provider] = summary
+            self.summaries[provider] = summary
         return summary
 
     def fitting(self, providers, amounts):
-        """``(provider, rooms)`` for each of ``providers`` (in order) that
-        can take every ``(class, amount)`` of ``amounts`` on its own
-        (spec 10 §1). ``rooms[i]`` is the most one candidate may place
-        there of the i-th class: ``min(capacity - used, max_unit)``."""
+        """Those of ``providers`` (in order) that can take every ``(class,
+        amount)`` of ``amounts`` on its own (spec 10 §1)."""
         inventories, usage = self.inventories, self.usage
         for provider in providers:
             own, used = inventories[provider], usage.get(provider)
-            rooms = []
             for rc, amount in amounts:
                 inventory = own.get(rc)
                 if inventory is None:
                     break
                 capacity, min_unit, max_unit, step_size = inventory
-                free = capacity - used.get(rc, 0) if used else capacity
-                if (amount < min_unit or amount > max_unit
-                        or amount % step_size or amount > free):
+                if used:
+                    capacity -= used.get(rc, 0)
+                if (amount > capacity or amount < min_unit
+                        or amount > max_unit or amount % step_size):
                     break
-                rooms.append(free if free < max_unit else max_unit)
             else:
-                yield provider, rooms
+                yield provider
+
+    def room(self, provider, rc):
+        """The most one candidate may place of ``rc`` on ``provider``:
+        ``min(capacity - used, max_unit)``."""
+        capacity, _, max_unit, _ = self.inventories[provider][rc]
+        free = capacity - self.usage.get(provider, {}).get(rc, 0)
+        return min(free, max_unit)
 
     def union(self, reverse, keys):
         """Providers found under any of ``keys`` in the map ``reverse``."""

@@ -45,7 +45,7 @@ def differences(kept, fresh):
     for trait in kept.with_trait:
         if kept.trait_names.get(trait) != fresh.trait_names.get(trait):
             found.append('name of trait %s differs' % trait)
-    for provider in list(kept._summaries):
+    for provider in list(kept.summaries):
         if kept.summary(provider) != fresh.summary(provider):
             found.append('summary of %s differs' % provider)
     lines = candidate_search.Ancestry(fresh.parent)

@@ -150,27 +150,32 @@ def invalidate_all(conn):
     return version
 
 
+_SINCE = sa.bindparam('since', type_=sa.BigInteger)
+#: The counter's version and pruned_to, with the providers logged after
+#: ``since`` (one row with a NULL id if none), in one snapshot.
+_READ = (
+    sa.select(_COUNTER.c.version, _COUNTER.c.pruned_to,
+              _CHANGES.c.resource_provider_id)
+    .distinct()
+    .select_from(_COUNTER.outerjoin(_CHANGES, sa.and_(
+        _CHANGES.c.version > _SINCE,
+        _CHANGES.c.version <= _COUNTER.c.version,
+        _COUNTER.c.pruned_to <= _SINCE)))
+    .where(_ROW))
+_CURRENT = sa.select(_COUNTER.c.version).where(_ROW)
+
+
 def read(conn, since):
     """``Changes(version, provider_ids)`` since version ``since`` (None:
     the caller has nothing yet), in one statement, so that the version
     and the ids come from one snapshot also under READ COMMITTED."""
-    counter, log = _COUNTER, _CHANGES
     if since is None:
-        row = conn.execute(
-            sa.select(counter.c.version).where(_ROW)).first()
+        row = conn.execute(_CURRENT).first()
         if row is None:
             raise _no_counter()
         return Changes(row.version, None)
     since = int(since)
-    bound = sa.literal(since, sa.BigInteger)
-    rows = conn.execute(
-        sa.select(counter.c.version, counter.c.pruned_to,
-                  log.c.resource_provider_id)
-        .distinct()
-        .select_from(counter.outerjoin(log, sa.and_(
-            log.c.version > bound, log.c.version <= counter.c.version,
-            counter.c.pruned_to <= bound)))
-        .where(_ROW)).all()
+    rows = conn.execute(_READ, {'since': since}).all()
     if not rows:
         raise _no_counter()
     version, pruned_to = rows[0].version, rows[0].pruned_to

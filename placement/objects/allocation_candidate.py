@@ -256,28 +256,37 @@ class _SpaceBuilder:
             root = self._root_of_uuid(group.in_tree)
             if root is None:
                 return False
-        single = True
         if not ids.amounts:
             partials = self._resourceless(ids)
-        elif group.suffix or self._flat():
-            # Spec 10 §3.3: where every tree is a single provider and
-            # nothing is shared, the unsuffixed group is one provider too.
+        elif group.suffix or not (self.index.nested or self._sharing):
             partials = self._single_provider(ids, root)
         else:
-            partials, single = self._spreadable(ids, root), False
+            # Spec 10 §3.3: in a tree of one provider that no sharing
+            # provider serves, the unsuffixed group is that provider.
+            lone = self._lone_roots()
+            partials = self._single_provider(ids, root, among=lone)
+            partials.update(self._spreadable(ids, root, besides=lone))
         if not partials:
             return False
-        self.space.groups.append(
-            search.GroupPlan(group.suffix, partials, single))
+        self.space.groups.append(search.GroupPlan(
+            group.suffix, partials, not any(
+                isinstance(p, search.LazyPartials)
+                for p in partials.values())))
         return True
+
+    def _lone_roots(self):
+        """Roots of single-provider trees no sharing provider serves."""
+        lone = self.index.lone_roots()
+        if self._sharing:
+            served = set()
+            for provider in self._sharing:
+                served.update(self._anchors_of(provider))
+            lone = lone - served - self._sharing
+        return lone
 
     def _root_of_uuid(self, uuid):
         provider = self.index.by_uuid.get(uuid)
         return None if provider is None else self.index.root[provider]
-
-    def _flat(self):
-        """No provider has a parent and none is shared."""
-        return not self.index.nested and not self._sharing
 
     def _anchors_of(self, provider):
         """The anchors a provider's partials are offered at: its root,
@@ -313,12 +322,15 @@ class _SpaceBuilder:
                                  ids.forbidden_aggregates)
         return found
 
-    def _single_provider(self, ids, tree_root):
+    def _single_provider(self, ids, tree_root, among=None):
+        """Partials of one provider each (among ``among`` if given)."""
         index = self.index
         sets = [index.with_class.get(rc, _NOTHING) for rc in ids.amounts]
         if tree_root is not None:
             sets.append(index.members.get(tree_root, _NOTHING))
-        amounts = list(ids.amounts.items())
+        if among is not None:
+            sets.append(among)
+        amounts = tuple(ids.amounts.items())
         partials = collections.defaultdict(list)
         roots, sharing = index.root, self._sharing
         shared = self.space.shared_classes.intersection(ids.amounts)
@@ -328,7 +340,7 @@ class _SpaceBuilder:
                 self._note_rooms(provider, shared)
             partial = search.Partial(
                 (provider,), tuple([(provider, rc, amount)
-                                    for rc, amount in amounts]))
+                                    for rc, amount in amounts]), amounts)
             if provider in sharing:
                 for anchor in self._anchors_of(provider):
                     partials[anchor].append(partial)
@@ -353,9 +365,9 @@ class _SpaceBuilder:
                 partials[anchor].append(search.Partial((provider,)))
         return partials
 
-    def _spreadable(self, ids, tree_root):
+    def _spreadable(self, ids, tree_root, besides):
         """Spec 10 §3.3: each class from any provider of the anchor's tree
-        or an associated sharing provider."""
+        or an associated sharing provider (none of ``besides``)."""
         index = self.index
         # Necessary conditions first (the exact aggregate and trait rules
         # are checked per anchor below): in an aggregate of each term or
@@ -369,7 +381,8 @@ class _SpaceBuilder:
         if tree_root is not None:
             allowed.append(index.members.get(tree_root, _NOTHING))
         allowed = _intersection(allowed) if allowed else None
-        excluded = index.union(index.with_trait, ids.forbidden)
+        excluded = besides.union(index.union(index.with_trait,
+                                             ids.forbidden))
         pairs = collections.defaultdict(lambda: collections.defaultdict(set))
         for rc, amount in ids.amounts.items():
             pool = index.with_class.get(rc, _NOTHING)
@@ -534,7 +547,7 @@ class _Rendering:
             placed = {}
             if partial.amounts:
                 self.contributing.add(provider)
-                placed[uuid] = self._resources(tuple(
+                placed[uuid] = self._resources(partial.template or tuple(
                     [(rc, amount) for _, rc, amount in partial.amounts]))
             rendered = self._rendered[id(partial)] = ([uuid], placed)
             return rendered

@@ -21,11 +21,15 @@ class Partial(typing.NamedTuple):
 
     ``providers`` are the providers the group maps to (distinct);
     ``amounts`` are ``(provider, class, amount)`` triples it consumes
-    (empty for a resourceless group).
+    (empty for a resourceless group). A single-provider partial may
+    carry its group's ``(class, amount)`` pairs as ``template``, one
+    tuple shared by the group's partials (it saves rendering work).
     """
 
     providers: typing.Tuple[int, ...]
     amounts: typing.Tuple[typing.Tuple[int, int, int], ...] = ()
+    template: typing.Optional[typing.Tuple[typing.Tuple[int, int], ...]] = (
+        None)
 
 
 class LazyPartials:
@@ -239,8 +243,8 @@ def _anchor_candidates(space, anchor, plans):
         # The capacity test proved each partial fits, and no rule
         # relates a group to itself: every partial is a candidate.
         suffixes = (space.groups[0].suffix,)
-        return (Found(suffixes, (partial,))
-                for partial in space.groups[0].partials[anchor])
+        return [Found(suffixes, (partial,))
+                for partial in space.groups[0].partials[anchor]]
     if space.isolate and not _enough_isolated_providers(space, anchor):
         return iter(())
     # Fewest choices first: a smaller tree of branches to walk.

@@ -98,6 +98,7 @@ class ProviderIndex:
         self.members = collections.defaultdict(set)
         self.nested = set()
         self.lines = {}
+        self._lone = None
 
     # -- keeping up to date --------------------------------------------------
 
@@ -128,6 +129,7 @@ class ProviderIndex:
                 # A provider moved, came or went: lines of ancestors of
                 # its descendants may have changed too.
                 self.lines = {}
+                self._lone = None
         # Rows read after the log may be newer than its version; the
         # next refresh then reloads those providers once more.
         self.version = log.version
@@ -273,6 +275,15 @@ class ProviderIndex:
         capacity, _, max_unit, _ = self.inventories[provider][rc]
         free = capacity - self.usage.get(provider, {}).get(rc, 0)
         return min(free, max_unit)
+
+    def lone_roots(self):
+        """Roots of trees of one provider (kept until a provider moves,
+        comes or goes)."""
+        if self._lone is None:
+            self._lone = frozenset(root for root, members
+                                   in self.members.items()
+                                   if len(members) == 1)
+        return self._lone
 
     def union(self, reverse, keys):
         """Providers found under any of ``keys`` in the map ``reverse``."""

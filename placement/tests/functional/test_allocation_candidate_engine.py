@@ -135,6 +135,28 @@ def test_spread_over_tree_and_sharing_provider(t1):
     }
 
 
+def test_lone_trees_nested_trees_and_sharing_in_one_cloud(ctx):
+    """Single-provider trees take the short path, unless a sharing
+    provider serves them; nested trees spread; the answers are those of
+    spec 10 §3.3 for every kind of tree at once."""
+    topo = Topology(ctx)
+    topo.add('LONE', inventory={'VCPU': 8, 'DISK_GB': 100})
+    topo.add('LONE_NO_DISK', inventory={'VCPU': 8})
+    topo.add('SERVED', inventory={'VCPU': 8, 'DISK_GB': 100}, aggs=['A'])
+    topo.add('SS', inventory={'DISK_GB': 1000},
+             traits=['MISC_SHARES_VIA_AGGREGATE'], aggs=['A'])
+    topo.add('ROOT', inventory={'DISK_GB': 100})
+    topo.add('NUMA', 'ROOT', inventory={'VCPU': 8})
+    found = topo.candidates([Group(resources={'VCPU': 1, 'DISK_GB': 10})])
+    both, disk = {'VCPU': 1, 'DISK_GB': 10}, {'DISK_GB': 10}
+    assert found == {
+        (_alloc(LONE=both), (('', ('LONE',)),)),
+        (_alloc(SERVED=both), (('', ('SERVED',)),)),
+        (_alloc(SERVED={'VCPU': 1}, SS=disk), (('', ('SERVED', 'SS')),)),
+        (_alloc(NUMA={'VCPU': 1}, ROOT=disk), (('', ('NUMA', 'ROOT')),)),
+    }
+
+
 def test_forbidden_trait_excludes_sharing_provider(t1):
     found = t1.candidates([Group(resources={'VCPU': 1, 'DISK_GB': 10},
                                  forbidden=frozenset(

@@ -334,13 +334,13 @@ class _SpaceBuilder:
         partials = collections.defaultdict(list)
         roots, sharing = index.root, self._sharing
         shared = self.space.shared_classes.intersection(ids.amounts)
+        make_partial = search.make_partial
         for provider in index.fitting(sorted(self._matching(ids, sets)),
                                       amounts):
             if shared:
                 self._note_rooms(provider, shared)
-            partial = search.Partial(
-                (provider,), tuple([(provider, rc, amount)
-                                    for rc, amount in amounts]), amounts)
+            partial = make_partial(((provider,), tuple(
+                [(provider, rc, amount) for rc, amount in amounts]), amounts))
             if provider in sharing:
                 for anchor in self._anchors_of(provider):
                     partials[anchor].append(partial)
@@ -516,26 +516,32 @@ class _Rendering:
     def candidates(self, found):
         rendered, render = self._rendered, self._render
         result = []
-        for item in found:
-            pieces = [rendered.get(id(partial)) or render(partial)
-                      for partial in item.partials]
-            if len(pieces) == 1:
-                allocations = pieces[0][1]
-            elif len(pieces) == 2:
-                first, second = pieces[0][1], pieces[1][1]
+        for suffixes, partials in found:
+            if len(partials) == 1:
+                uuids, allocations = (rendered.get(id(partials[0]))
+                                      or render(partials[0]))
+                mappings = {suffixes[0]: uuids}
+            elif len(partials) == 2:
+                uuids, first = (rendered.get(id(partials[0]))
+                                or render(partials[0]))
+                others, second = (rendered.get(id(partials[1]))
+                                  or render(partials[1]))
                 allocations = {**first, **second}
                 if len(allocations) < len(first) + len(second):
                     allocations = _merged([first, second])
+                mappings = {suffixes[0]: uuids, suffixes[1]: others}
             else:
+                pieces = [rendered.get(id(partial)) or render(partial)
+                          for partial in partials]
                 allocations = {}
                 for _, placed in pieces:
                     allocations.update(placed)
                 if len(allocations) < sum(len(p) for _, p in pieces):
                     allocations = _merged([placed for _, placed in pieces])
-            result.append({
-                'allocations': allocations,
-                'mappings': {suffix: uuids for suffix, (uuids, _)
-                             in zip(item.suffixes, pieces)}})
+                mappings = {suffix: uuids for suffix, (uuids, _)
+                            in zip(suffixes, pieces)}
+            result.append({'allocations': allocations,
+                           'mappings': mappings})
         return result
 
     def _render(self, partial):

@@ -12,6 +12,7 @@ it has enough, so the cartesian product of the groups is never built.
 
 import collections
 import dataclasses
+import functools
 import itertools
 import typing
 
@@ -30,6 +31,11 @@ class Partial(typing.NamedTuple):
     amounts: typing.Tuple[typing.Tuple[int, int, int], ...] = ()
     template: typing.Optional[typing.Tuple[typing.Tuple[int, int], ...]] = (
         None)
+
+
+#: ``Partial`` from a ``(providers, amounts, template)`` tuple, without
+#: the Python-level ``__new__`` (for the builders' hot loops).
+make_partial = functools.partial(tuple.__new__, Partial)
 
 
 class LazyPartials:
@@ -153,23 +159,18 @@ class SearchSpace:
         return sorted(common or ())
 
 
-class Found(typing.NamedTuple):
-    """A complete candidate: the partial chosen for each group, in the
-    order of ``suffixes``."""
+# A complete candidate is found as a plain tuple ``(suffixes, partials)``:
+# the partial chosen for each group, in the order of ``suffixes`` (tens of
+# thousands are made per request, and a tuple costs least).
 
-    suffixes: typing.Tuple[str, ...]
-    partials: typing.Tuple[Partial, ...]
 
-    def amounts(self):
-        """``(provider, class, amount)`` triples, one per provider and
-        class: what the candidate allocates."""
-        return _consolidated(self.partials)
-
-    def key(self):
-        return (frozenset(self.amounts()),
-                frozenset((suffix, frozenset(partial.providers))
-                          for suffix, partial in zip(self.suffixes,
-                                                     self.partials)))
+def _key(found):
+    """What makes a found candidate distinct: the amounts it allocates
+    and the providers each group maps to."""
+    suffixes, partials = found
+    return (frozenset(_consolidated(partials)),
+            frozenset((suffix, frozenset(partial.providers))
+                      for suffix, partial in zip(suffixes, partials)))
 
 
 class _Walk:
@@ -238,12 +239,12 @@ class _Walk:
 
 
 def _anchor_candidates(space, anchor, plans):
-    """Every valid combination at ``anchor``, lazily, as Found."""
+    """Every valid combination at ``anchor``, lazily, as found tuples."""
     if len(space.groups) == 1 and not space.one_provider_per_tree:
         # The capacity test proved each partial fits, and no rule
         # relates a group to itself: every partial is a candidate.
         suffixes = (space.groups[0].suffix,)
-        return [Found(suffixes, (partial,))
+        return [(suffixes, (partial,))
                 for partial in space.groups[0].partials[anchor]]
     if space.isolate and not _enough_isolated_providers(space, anchor):
         return iter(())
@@ -283,12 +284,19 @@ class _Plan:
 def _combine(space, anchor, plan):
     """The depth-first walk: one partial per slot, each checked against
     the ones before it as it is placed."""
-    slots, filtered, tested = plan.slots, plan.filtered, plan.tested
+    slots, tested = plan.slots, plan.tested
     ancestry = space.ancestry
     # Without isolate, shared classes or the pre-1.29 rule, placing a
     # partial changes nothing later groups are checked against.
     walk = (_Walk(space) if space.isolate or space.shared_classes
             or space.one_provider_per_tree else None)
+    if walk is None and len(slots) == 2 and not tested[1]:
+        # The usual request (compute and one device group) as a plain
+        # double loop.
+        for first in slots[0].partials[anchor]:
+            for second in _options(plan, ancestry, anchor, [first], 1):
+                yield plan.suffixes, (first, second)
+        return
     last = len(slots) - 1
     chosen = [None] * len(slots)
     pending = [iter(slots[0].partials[anchor])]
@@ -309,13 +317,20 @@ def _combine(space, anchor, plan):
                                      for slots_of in tested[index]):
             continue
         if index == last:
-            yield Found(plan.suffixes, tuple(chosen))
+            yield plan.suffixes, tuple(chosen)
             continue
-        options = slots[index + 1].partials[anchor]
-        for others in filtered[index + 1]:
-            options = ancestry.joining(
-                options, [chosen[i].providers[0] for i in others])
-        pending.append(iter(options))
+        pending.append(iter(_options(plan, ancestry, anchor, chosen,
+                                     index + 1)))
+
+
+def _options(plan, ancestry, anchor, chosen, index):
+    """The partials of slot ``index`` that can follow ``chosen``: those
+    meeting the ``same_subtree`` constraints it closes by filtering."""
+    options = plan.slots[index].partials[anchor]
+    for others in plan.filtered[index]:
+        options = ancestry.joining(
+            options, [chosen[i].providers[0] for i in others])
+    return options
 
 
 def _consolidated(partials):
@@ -366,7 +381,7 @@ def generate(space, anchors, round_robin=False, dedupe=True):
         return
     seen = set()
     for found in ordered:
-        key = found.key()
+        key = _key(found)
         if key not in seen:
             seen.add(key)
             yield found

@@ -73,6 +73,16 @@ def create_server_database(url, purpose='shared'):
     return str(base.set(database=name).render_as_string(hide_password=False))
 
 
+def fresh_database_url(tmp_path, purpose):
+    """A new, empty database for a server under test: on the test
+    database server when one is configured, else an SQLite file in
+    ``tmp_path``."""
+    url = server_url()
+    if url:
+        return create_server_database(url, purpose)
+    return 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
+
+
 def _empty(db):
     """Delete every row except the standard resource classes and traits."""
     with db.transaction(write=True) as conn:

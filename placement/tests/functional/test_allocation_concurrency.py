@@ -36,11 +36,7 @@ ATTEMPTS = 300
 def server(tmp_path_factory):
     """One server for the module: every test uses its own providers."""
     tmp_path = tmp_path_factory.mktemp('gunicorn')
-    url = fixtures.server_url()
-    if url:
-        db_url = fixtures.create_server_database(url, 'concurrency')
-    else:
-        db_url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
+    db_url = fixtures.fresh_database_url(tmp_path, 'concurrency')
     server = gunicorn_server.GunicornServer(
         db_url, tmp_path / 'gunicorn.log', workers=WORKERS)
     server.start()

@@ -27,11 +27,7 @@ READS = 9
 @pytest.fixture(scope='module')
 def server(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp('gunicorn')
-    url = fixtures.server_url()
-    if url:
-        db_url = fixtures.create_server_database(url, 'index')
-    else:
-        db_url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
+    db_url = fixtures.fresh_database_url(tmp_path, 'index')
     with gunicorn_server.GunicornServer(
             db_url, tmp_path / 'gunicorn.log', workers=WORKERS) as server:
         yield server

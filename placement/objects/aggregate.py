@@ -21,13 +21,15 @@ _RP_AGG = tables.resource_provider_aggregates
 MAX_CREATE_ATTEMPTS = 10
 
 
+_IDS = sa.select(_AGG.c.uuid, _AGG.c.id).where(
+    _AGG.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
+
+
 def _ids(ctx, uuids):
     """{uuid: id} for those of ``uuids`` that exist."""
     if not uuids:
         return {}
-    return dict(ctx.conn.execute(
-        sa.select(_AGG.c.uuid, _AGG.c.id)
-        .where(_AGG.c.uuid.in_(set(uuids)))).all())
+    return dict(ctx.conn.execute(_IDS, {'uuids': sorted(set(uuids))}).all())
 
 
 @db_api.reader

@@ -368,14 +368,21 @@ def generate(space, anchors, round_robin=False, dedupe=True):
     ``dedupe`` is needed only when partials are offered at several
     anchors (sharing providers).
     """
-    # Lazily: an anchor's walk is only set up when the caller gets there.
-    plans = {}
-    streams = (_anchor_candidates(space, anchor, plans)
-               for anchor in anchors)
-    if round_robin:
-        ordered = _round_robin(streams)
+    if (len(space.groups) == 1 and not round_robin
+            and not space.one_provider_per_tree):
+        # Every partial of a lone group is a candidate (see
+        # _anchor_candidates), taken here without a stream per anchor.
+        group = space.groups[0]
+        suffixes = (group.suffix,)
+        ordered = ((suffixes, (partial,)) for anchor in anchors
+                   for partial in group.partials[anchor])
     else:
-        ordered = itertools.chain.from_iterable(streams)
+        # Lazily: an anchor's walk is set up when the caller gets there.
+        plans = {}
+        streams = (_anchor_candidates(space, anchor, plans)
+                   for anchor in anchors)
+        ordered = (_round_robin(streams) if round_robin
+                   else itertools.chain.from_iterable(streams))
     if not dedupe:
         yield from ordered
         return

@@ -515,11 +515,24 @@ class _Rendering:
 
     def candidates(self, found):
         rendered, render = self._rendered, self._render
+        uuid_of, resources = self._uuid, self._resources
+        contributing = self.contributing
         result = []
         for suffixes, partials in found:
             if len(partials) == 1:
-                uuids, allocations = (rendered.get(id(partials[0]))
-                                      or render(partials[0]))
+                partial = partials[0]
+                if partial.template is not None:
+                    # One provider placing its group's amounts, in no
+                    # other candidate: rendered here, not cached.
+                    provider = partial.providers[0]
+                    contributing.add(provider)
+                    uuid = uuid_of[provider]
+                    result.append({
+                        'allocations': {uuid: resources(partial.template)},
+                        'mappings': {suffixes[0]: [uuid]}})
+                    continue
+                uuids, allocations = (rendered.get(id(partial))
+                                      or render(partial))
                 mappings = {suffixes[0]: uuids}
             elif len(partials) == 2:
                 uuids, first = (rendered.get(id(partials[0]))
@@ -551,28 +564,39 @@ class _Rendering:
             provider = partial.providers[0]
             uuid = self._uuid[provider]
             placed = {}
-            if partial.amounts:
+            if partial.template is not None:
                 self.contributing.add(provider)
-                placed[uuid] = self._resources(partial.template or tuple(
-                    [(rc, amount) for _, rc, amount in partial.amounts]))
+                placed[uuid] = self._resources(partial.template)
+            elif partial.amounts:
+                self.contributing.add(provider)
+                placed[uuid] = self._placing(
+                    (rc, amount) for _, rc, amount in partial.amounts)
             rendered = self._rendered[id(partial)] = ([uuid], placed)
             return rendered
         per_provider = collections.defaultdict(list)
         for provider, rc, amount in partial.amounts:
             per_provider[provider].append((rc, amount))
         self.contributing.update(per_provider)
-        placed = {self._uuid[provider]: self._resources(tuple(amounts))
+        placed = {self._uuid[provider]: self._placing(amounts)
                   for provider, amounts in per_provider.items()}
         rendered = self._rendered[id(partial)] = (
             [self._uuid[p] for p in partial.providers], placed)
         return rendered
 
-    def _resources(self, amounts):
-        placed = self._placed.get(amounts)
+    def _resources(self, template):
+        """``_placing`` of a group's template, shared by the partials of
+        the group (its identity finds it; kept alive with it)."""
+        placed = self._placed.get(id(template))
         if placed is None:
-            placed = self._placed[amounts] = {'resources': {
-                self._names[rc]: amount for rc, amount in amounts}}
-        return placed
+            placed = self._placed[id(template)] = (
+                self._placing(template), template)
+        return placed[0]
+
+    def _placing(self, amounts):
+        """{'resources': {class name: amount}} of ``(class, amount)``
+        pairs."""
+        return {'resources': {self._names[rc]: amount
+                              for rc, amount in amounts}}
 
 
 def _merged(pieces):

@@ -13,6 +13,7 @@ against another Placement installation; the checkout is then kept off its
 ports it may bind, for shared machines.
 """
 
+import contextlib
 import http.client
 import json
 import os
@@ -25,6 +26,7 @@ import sys
 import time
 
 from benchmarks import placement_http
+from placement.tests import fixtures
 
 COMMAND_ENV = 'PLACEMENT_TEST_GUNICORN'
 PORTS_ENV = 'PLACEMENT_TEST_PORTS'
@@ -64,6 +66,16 @@ def _children(pid):
         if int(fields[1]) == pid and fields[0] != 'Z':
             found.append(int(entry))
     return sorted(found)
+
+
+@contextlib.contextmanager
+def on_fresh_database(tmp_path_factory, name, workers):
+    """A started server on a database of its own, for a module fixture."""
+    tmp_path = tmp_path_factory.mktemp('gunicorn')
+    db_url = fixtures.fresh_database_url(tmp_path, name)
+    with GunicornServer(db_url, tmp_path / 'gunicorn.log',
+                        workers=workers) as server:
+        yield server
 
 
 class GunicornServer:

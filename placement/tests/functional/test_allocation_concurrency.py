@@ -24,7 +24,6 @@ import pytest
 from benchmarks import allocation_ledger
 from benchmarks import allocation_writes
 from benchmarks import placement_http
-from placement.tests import fixtures
 from placement.tests import gunicorn_server
 
 WORKERS = 3
@@ -35,13 +34,9 @@ ATTEMPTS = 300
 @pytest.fixture(scope='module')
 def server(tmp_path_factory):
     """One server for the module: every test uses its own providers."""
-    tmp_path = tmp_path_factory.mktemp('gunicorn')
-    db_url = fixtures.fresh_database_url(tmp_path, 'concurrency')
-    server = gunicorn_server.GunicornServer(
-        db_url, tmp_path / 'gunicorn.log', workers=WORKERS)
-    server.start()
-    yield server
-    server.stop()
+    with gunicorn_server.on_fresh_database(
+            tmp_path_factory, 'concurrency', WORKERS) as server:
+        yield server
 
 
 def _mixed_load(server, seed):

@@ -16,7 +16,6 @@ import uuid
 
 import pytest
 
-from placement.tests import fixtures
 from placement.tests import gunicorn_server
 
 WORKERS = 3
@@ -26,10 +25,8 @@ READS = 9
 
 @pytest.fixture(scope='module')
 def server(tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp('gunicorn')
-    db_url = fixtures.fresh_database_url(tmp_path, 'index')
-    with gunicorn_server.GunicornServer(
-            db_url, tmp_path / 'gunicorn.log', workers=WORKERS) as server:
+    with gunicorn_server.on_fresh_database(
+            tmp_path_factory, 'index', WORKERS) as server:
         yield server
 
 

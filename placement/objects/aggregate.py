@@ -32,12 +32,6 @@ def _ids(ctx, uuids):
     return dict(ctx.conn.execute(_IDS, {'uuids': sorted(set(uuids))}).all())
 
 
-@db_api.reader
-def ids_by_uuid(ctx, uuids):
-    """{uuid: id} for the aggregates among ``uuids`` that exist."""
-    return _ids(ctx, uuids)
-
-
 def _provider_aggregates(ctx, provider_id):
     return list(ctx.conn.execute(
         sa.select(_AGG.c.uuid)

@@ -20,7 +20,6 @@ import typing
 
 from placement.db import api as db_api
 from placement import exception
-from placement.objects import aggregate as aggregate_obj
 from placement.objects import candidate_search as search
 from placement.objects import provider_index
 from placement.objects import trait as trait_obj
@@ -178,8 +177,7 @@ class _Names:
             uuids.update(group.forbidden_aggregates)
         self._classes = index.class_ids(ctx.conn, classes)
         self._traits = index.trait_ids(ctx.conn, traits)
-        self._aggregates = (aggregate_obj.ids_by_uuid(ctx, uuids)
-                            if uuids else {})
+        self._aggregates = index.aggregate_ids(ctx.conn, uuids)
 
     def trait_ids(self, names):
         for name in names:

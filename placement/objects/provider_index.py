@@ -63,13 +63,16 @@ class ProviderIndex:
 
     Per provider: ``uuid`` (and ``by_uuid`` back), ``parent`` (id or
     None), ``root``, ``inventories`` ({class: Inventory}), ``usage``
-    ({class: used}, only classes with allocations), ``traits`` and ``aggregates`` (frozensets
-    of ids). Reverse maps: ``with_class``, ``with_trait``,
-    ``in_aggregate`` ({id: set of providers}), ``members`` ({root: set of
-    providers of its tree}) and ``nested`` (providers with a parent).
+    ({class: used}, only classes with allocations), ``traits`` and
+    ``aggregates`` (frozensets of ids). Reverse maps: ``with_class``,
+    ``with_trait``, ``in_aggregate`` ({id: set of providers}),
+    ``members`` ({root: set of providers of its tree}) and ``nested``
+    (providers with a parent).
     ``lines`` caches each provider's ancestors-or-self for the search
     (``candidate_search.Ancestry``), kept until a provider moves;
     ``summaries`` those ``summary`` built, kept until a provider changes.
+    Class, trait and aggregate ids of the names and uuids requests use
+    are kept too (``class_ids``, ``trait_ids``, ``aggregate_ids``).
     """
 
     def __init__(self):
@@ -83,6 +86,7 @@ class ProviderIndex:
         self.trait_names = {}
         self._class_ids = {}
         self._trait_ids = {}
+        self._aggregate_ids = {}
         self.summaries = {}
         self.uuid = {}
         self.by_uuid = {}
@@ -218,6 +222,20 @@ class ProviderIndex:
         """{name: id} of those trait ``names`` that exist."""
         return self._ids(conn, '_trait_ids', names)
 
+    def aggregate_ids(self, conn, uuids):
+        """{uuid: id} of those aggregate ``uuids`` that exist.
+
+        An aggregate row is never deleted or changed, so a found one is
+        kept; only unknown uuids, which may be created at any moment, are
+        looked up again.
+        """
+        known = self._aggregate_ids
+        unknown = [uuid for uuid in uuids if uuid not in known]
+        if unknown:
+            known.update(conn.execute(_AGGREGATE_IDS,
+                                      {'uuids': sorted(unknown)}).all())
+        return {uuid: known[uuid] for uuid in uuids if uuid in known}
+
     def _ids(self, conn, attribute, names):
         # Names are created without logging, so an unknown one may be
         # new; deleting or renaming one invalidates every index
@@ -319,6 +337,10 @@ _INVENTORIES = sa.select(
 _USAGE = sa.select(_ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
                    sa.func.sum(_ALLOC.c.used))
 _TRAITS = sa.select(_RP_TRAITS.c.resource_provider_id, _RP_TRAITS.c.trait_id)
+_AGGREGATE_IDS = sa.select(
+    tables.placement_aggregates.c.uuid, tables.placement_aggregates.c.id
+).where(tables.placement_aggregates.c.uuid.in_(
+    sa.bindparam('uuids', expanding=True)))
 _AGGREGATES = sa.select(_RP_AGGS.c.resource_provider_id,
                         _RP_AGGS.c.aggregate_id)
 

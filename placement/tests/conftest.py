@@ -64,6 +64,9 @@ def checked_provider_index():
         fresh = provider_index.ProviderIndex()
         refresh(fresh, conn)
         problems = differences(self, fresh)
+        known = dict(self._aggregate_ids)
+        if fresh.aggregate_ids(conn, known) != known:
+            problems.append('aggregate ids differ')
         assert not problems, 'provider index out of date: %s' % problems
 
     provider_index.ProviderIndex.refresh = checked

@@ -16,6 +16,7 @@ from placement.db import tables
 from placement import exception
 from placement.objects import aggregate as aggregate_obj
 from placement.objects import allocation_candidate as ac
+from placement.objects import provider_index
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import trait as trait_obj
@@ -277,6 +278,38 @@ def test_unknown_names(t1):
     unknown_aggregate = [frozenset([str(uuid.uuid4())])]
     assert t1.find([Group(resources={'VCPU': 1},
                           member_of=unknown_aggregate)]).candidates == []
+
+
+def test_an_aggregate_unknown_at_first_is_found_once_used(t1):
+    later = t1.aggregate('LATER')
+    group = Group(resources={'VCPU': 1}, member_of=[frozenset([later])])
+    assert t1.candidates([group]) == set()
+    aggregate_obj.set_provider_aggregates(t1.ctx, t1.by_name['CN1'], [later])
+    assert t1.candidates([group]) == {
+        (_alloc(CN1={'VCPU': 1}), (('', ('CN1',)),))}
+
+
+def test_the_index_reads_an_aggregate_id_until_it_exists_then_keeps_it(t1):
+    index = provider_index.ProviderIndex()
+    known, later = t1.aggregate('A'), t1.aggregate('LATER')
+    statements = []
+
+    def note(conn, cursor, statement, *args):
+        statements.append(statement)
+
+    def ids(uuids):
+        with t1.ctx.db.transaction(write=False) as conn:
+            sa.event.listen(conn, 'before_cursor_execute', note)
+            return index.aggregate_ids(conn, uuids)
+
+    assert ids([known, later]).keys() == {known}
+    assert len(statements) == 1
+    assert ids([known, later]).keys() == {known}
+    assert len(statements) == 2
+    aggregate_obj.set_provider_aggregates(t1.ctx, t1.by_name['CN1'], [later])
+    both = ids([known, later])
+    assert both == ids([later, known]) and both.keys() == {known, later}
+    assert len(statements) == 3
 
 
 # -- bounded search -----------------------------------------------------------

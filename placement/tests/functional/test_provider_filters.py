@@ -158,6 +158,13 @@ def test_traits_are_looked_up_before_aggregates(ctx):
 
 # -- aggregates and traits of a provider --------------------------------------
 
+def _stored_aggregates(ctx):
+    """Uuids of every aggregate row."""
+    with ctx.db.transaction(write=False) as conn:
+        return conn.execute(sa.select(
+            tables.placement_aggregates.c.uuid)).scalars().all()
+
+
 def test_aggregates_are_created_once_and_kept(ctx):
     a, b = _new(ctx, 'a'), _new(ctx, 'b')
     agg = str(uuid.uuid4())
@@ -165,10 +172,7 @@ def test_aggregates_are_created_once_and_kept(ctx):
     aggregate_obj.set_provider_aggregates(ctx, b, [agg])
     aggregate_obj.set_provider_aggregates(ctx, a, [])
     aggregate_obj.set_provider_aggregates(ctx, b, [])
-    with ctx.db.transaction(write=False) as conn:
-        rows = conn.execute(sa.select(
-            tables.placement_aggregates.c.uuid)).scalars().all()
-    assert rows == [agg]
+    assert _stored_aggregates(ctx) == [agg]
 
 
 def test_aggregate_generation_rules(ctx):
@@ -196,7 +200,7 @@ def test_aggregate_rows_survive_a_failed_association_write(ctx):
         aggregate_obj.set_provider_aggregates(ctx, provider, [agg],
                                               generation=7)
     # The aggregate was created before (and outside) the failed write.
-    assert list(aggregate_obj.ids_by_uuid(ctx, [agg])) == [agg]
+    assert _stored_aggregates(ctx) == [agg]
     assert aggregate_obj.get_provider_aggregates(ctx, provider.uuid)[1] == []
 
 

@@ -489,7 +489,8 @@ def _result(index, found, space):
         return EMPTY
     rendering = _Rendering(index)
     candidates = rendering.candidates(found)
-    if space.one_provider_per_tree:
+    if space.one_provider_per_tree or not index.nested:
+        # Without nesting every tree is its one provider.
         described = rendering.contributing
     else:
         described = index.trees({index.root[p]

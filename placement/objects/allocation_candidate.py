@@ -254,6 +254,7 @@ class _SpaceBuilder:
             root = self._root_of_uuid(group.in_tree)
             if root is None:
                 return False
+        spread = None
         if not ids.amounts:
             partials = self._resourceless(ids)
         elif group.suffix or not (self.index.nested or self._sharing):
@@ -263,13 +264,12 @@ class _SpaceBuilder:
             # provider serves, the unsuffixed group is that provider.
             lone = self._lone_roots()
             partials = self._single_provider(ids, root, among=lone)
-            partials.update(self._spreadable(ids, root, besides=lone))
+            spread = self._spreadable(ids, root, besides=lone)
+            partials.update(spread)
         if not partials:
             return False
         self.space.groups.append(search.GroupPlan(
-            group.suffix, partials, not any(
-                isinstance(p, search.LazyPartials)
-                for p in partials.values())))
+            group.suffix, partials, single=not spread))
         return True
 
     def _lone_roots(self):

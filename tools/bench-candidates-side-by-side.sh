@@ -98,6 +98,10 @@ env OS_PLACEMENT_DATABASE__CONNECTION="sqlite:///$work/ours.db" \
     >"$work/ours.log" 2>&1 &
 ours_pid=$!
 
+# --preload: upstream runs sync_on_startup in every worker, and two
+# workers creating the schema of one fresh SQLite file at once fail with
+# "database is locked", which stops gunicorn; loaded once in the master,
+# the same application is then served by both workers.
 env OS_PLACEMENT_DATABASE__CONNECTION="sqlite:///$work/upstream.db" \
     OS_PLACEMENT_DATABASE__SYNC_ON_STARTUP=True \
     OS_API__AUTH_STRATEGY=noauth2 PYTHONPATH= \

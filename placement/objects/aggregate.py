@@ -25,11 +25,11 @@ _IDS = sa.select(_AGG.c.uuid, _AGG.c.id).where(
     _AGG.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
 
 
-def _ids(ctx, uuids):
-    """{uuid: id} for those of ``uuids`` that exist."""
+def ids_by_uuid(conn, uuids):
+    """{uuid: id} for those of ``uuids`` that exist, read on ``conn``."""
     if not uuids:
         return {}
-    return dict(ctx.conn.execute(_IDS, {'uuids': sorted(set(uuids))}).all())
+    return dict(conn.execute(_IDS, {'uuids': sorted(set(uuids))}).all())
 
 
 def _provider_aggregates(ctx, provider_id):
@@ -54,12 +54,12 @@ def _create_missing(ctx, uuids):
     Rows another transaction inserts at the same time are skipped, not
     errors; returns {uuid: id} for all of ``uuids``.
     """
-    missing = set(uuids) - set(_ids(ctx, uuids))
+    missing = set(uuids) - set(ids_by_uuid(ctx.conn, uuids))
     if missing:
         now = db_api.utcnow()
         db_api.insert_missing(ctx.conn, _AGG, [
             {'uuid': uuid, 'created_at': now} for uuid in sorted(missing)])
-    return _ids(ctx, uuids)
+    return ids_by_uuid(ctx.conn, uuids)
 
 
 def ensure(ctx, uuids):

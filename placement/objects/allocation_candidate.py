@@ -5,7 +5,7 @@ candidates and provider summaries as plain values; it knows nothing of
 HTTP or microversions beyond the flags ``Request`` carries.
 
 It works in three steps: look the names up (in the order the reference
-reports unknown ones, one query per kind of name), find per group the
+reports unknown ones, from the index's name caches), find per group the
 providers that qualify in the process's ``provider_index`` (brought up
 to date first), and let ``candidate_search`` combine them lazily up to
 the cap. Summaries are then built for the trees of the returned

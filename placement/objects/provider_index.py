@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from placement.db import changes
 from placement.db import tables
+from placement.objects import aggregate as aggregate_obj
 from placement.objects import inventory as inventory_obj
 
 #: Seconds after which the index is reloaded whatever the log says.
@@ -232,8 +233,7 @@ class ProviderIndex:
         known = self._aggregate_ids
         unknown = [uuid for uuid in uuids if uuid not in known]
         if unknown:
-            known.update(conn.execute(_AGGREGATE_IDS,
-                                      {'uuids': sorted(unknown)}).all())
+            known.update(aggregate_obj.ids_by_uuid(conn, unknown))
         return {uuid: known[uuid] for uuid in uuids if uuid in known}
 
     def _ids(self, conn, attribute, names):
@@ -334,30 +334,21 @@ _INVENTORIES = sa.select(
     _INV.c.resource_provider_id, _INV.c.resource_class_id, _INV.c.total,
     _INV.c.reserved, _INV.c.allocation_ratio, _INV.c.min_unit,
     _INV.c.max_unit, _INV.c.step_size)
-_USAGE = sa.select(_ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
-                   sa.func.sum(_ALLOC.c.used))
+_USAGE = sa.select(
+    _ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
+    sa.func.sum(_ALLOC.c.used)
+).group_by(_ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id)
 _TRAITS = sa.select(_RP_TRAITS.c.resource_provider_id, _RP_TRAITS.c.trait_id)
-_AGGREGATE_IDS = sa.select(
-    tables.placement_aggregates.c.uuid, tables.placement_aggregates.c.id
-).where(tables.placement_aggregates.c.uuid.in_(
-    sa.bindparam('uuids', expanding=True)))
 _AGGREGATES = sa.select(_RP_AGGS.c.resource_provider_id,
                         _RP_AGGS.c.aggregate_id)
 
 
 def _rows(conn, stmt, column, ids):
     """Rows of ``stmt`` for the providers ``ids`` (chunked), or all."""
-    grouped = stmt is _USAGE
     if ids is None:
-        if grouped:
-            stmt = stmt.group_by(_ALLOC.c.resource_provider_id,
-                                 _ALLOC.c.resource_class_id)
         yield conn.execute(stmt).all()
         return
     stmt = stmt.where(column.in_(_IDS))
-    if grouped:
-        stmt = stmt.group_by(_ALLOC.c.resource_provider_id,
-                             _ALLOC.c.resource_class_id)
     ids = sorted(ids)
     for start in range(0, len(ids), CHUNK):
         yield conn.execute(stmt, {'ids': ids[start:start + CHUNK]}).all()

@@ -72,12 +72,6 @@ def ids_by_name(ctx, names):
 
 
 @db_api.reader
-def names_by_id(ctx):
-    """Every class id mapped to its name (the table is small)."""
-    return dict(ctx.conn.execute(sa.select(_RC.c.id, _RC.c.name)).all())
-
-
-@db_api.reader
 def list_classes(ctx):
     """Every class, standard ones first, in id order."""
     return [ResourceClass(**row._mapping)

@@ -67,22 +67,6 @@ def _ids(ctx, names):
 
 
 @db_api.reader
-def known_ids(ctx, names):
-    """{name: id} for those of ``names`` that exist."""
-    return _ids(ctx, names)
-
-
-@db_api.reader
-def names_by_id(ctx, ids):
-    """{id: name} for those of the trait ``ids`` that exist."""
-    if not ids:
-        return {}
-    return dict(ctx.conn.execute(
-        sa.select(_TRAITS.c.id, _TRAITS.c.name)
-        .where(_TRAITS.c.id.in_(sorted(ids)))).all())
-
-
-@db_api.reader
 def ids_by_name(ctx, names):
     """Map each of ``names`` to its id; TraitNotFound names the first
     unknown one (in the order given)."""

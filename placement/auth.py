@@ -6,6 +6,7 @@ import webob.dec
 import webob.exc
 
 from placement import context as placement_context
+from placement import metrics_access
 
 ENVIRON_CONTEXT = 'placement.context'
 
@@ -20,6 +21,12 @@ def is_root(environ, allow_empty):
     return path == '/' or (allow_empty and path == '')
 
 
+def is_open(environ, allow_empty):
+    """True for requests served without authentication: the version
+    document and the trusted-network reads of ``metrics_access``."""
+    return is_root(environ, allow_empty) or metrics_access.trusted(environ)
+
+
 class NoAuth:
     """``noauth2``: trust ``X-Auth-Token: user[:project]`` (testing only)."""
 
@@ -28,7 +35,7 @@ class NoAuth:
 
     @webob.dec.wsgify
     def __call__(self, req):
-        if is_root(req.environ, allow_empty=False):
+        if is_open(req.environ, allow_empty=False):
             return self.application
         token = req.headers.get('X-Auth-Token')
         if not token:
@@ -56,7 +63,7 @@ class KeystoneAuth:
             application, {'oslo_config_config': conf})
 
     def __call__(self, environ, start_response):
-        if is_root(environ, allow_empty=True):
+        if is_open(environ, allow_empty=True):
             return self.application(environ, start_response)
         return self.protected(environ, start_response)
 
@@ -74,7 +81,7 @@ class ContextBuilder:
     def __call__(self, req):
         ctx = placement_context.RequestContext.from_environ(
             req.environ, db=self.db, config=self.conf, policy=self.policy)
-        if ctx.user_id is None and not is_root(req.environ,
+        if ctx.user_id is None and not is_open(req.environ,
                                                 allow_empty=True):
             return webob.exc.HTTPUnauthorized()
         req.environ[ENVIRON_CONTEXT] = ctx

@@ -17,10 +17,13 @@ from placement import context as placement_context
 from placement.db import api as db_api
 from placement.db import migration
 from placement import handler
+from placement import metrics
+from placement import metrics_access
 from placement import middleware
 from placement.objects import resource_class
 from placement.objects import trait
 from placement import policy
+from placement import request_metrics
 from placement import requestlog
 
 LOG = logging.getLogger(__name__)
@@ -90,12 +93,31 @@ def build_app(conf, db):
         app = auth.NoAuth(app)
     else:
         app = auth.KeystoneAuth(app, conf)
+    if conf.metrics.enabled:
+        app = metrics_access.TrustedNetwork(app, conf.metrics.trusted_networks)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
     app = requestlog.RequestLog(app)
+    if conf.metrics.enabled:
+        app = request_metrics.RequestMetrics(app, _start_metrics(db))
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return app
+
+
+def _start_metrics(db):
+    recorded = metrics.configure()
+    metrics.watch_pool(db.engine)
+    metrics.build_info(_version(), db.dialect)
+    return recorded
+
+
+def _version():
+    from importlib import metadata
+    try:
+        return metadata.version('placement')
+    except metadata.PackageNotFoundError:
+        return 'unknown'
 
 
 def loadapp(conf, db=None):

@@ -32,6 +32,7 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 
 from placement.db import changes
+from placement import metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -200,6 +201,7 @@ def _transactional(write):
                     if attempt >= MAX_RETRIES or not is_retryable(exc):
                         raise
                     attempt += 1
+                    metrics.retry('database')
                     LOG.info('Retrying %s after database error (%d/%d): %s',
                              fn.__qualname__, attempt, MAX_RETRIES, exc.orig)
                     time.sleep(random.uniform(0.005, 0.02) * attempt)

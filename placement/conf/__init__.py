@@ -40,6 +40,14 @@ CORS_DEFAULTS = {
 def register_opts(conf):
     """Register every option the service reads on ``conf``."""
     for module in _GROUP_MODULES:
+        group = getattr(module, 'GROUP', None)
+        if group is not None:
+            # oslo.config registers a shallow copy of a group object, so
+            # every ConfigOpts given the same module-level group would
+            # share its option table, overrides included; a group of
+            # this conf's own keeps them apart.
+            conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                             help=group.help))
         module.register_opts(conf)
     logging.register_options(conf)
     policy_opts.set_defaults(conf)

@@ -175,25 +175,29 @@ def watch_pool(engine):
     _watched.add(engine)
     gauge = _metrics.db_connections
 
+    # Marks on each connection record, so that connections opened
+    # before watching began are counted when first lent, never twice.
     @event.listens_for(engine, 'connect')
-    def _connect(_dbapi, _record):
+    def _connect(_dbapi, record):
+        record.info['placement_open'] = True
         gauge.labels('open').inc()
 
-    @event.listens_for(engine, 'close')
-    def _close(_dbapi, _record):
-        gauge.labels('open').dec()
-
-    @event.listens_for(engine, 'close_detached')
-    def _close_detached(_dbapi):
-        gauge.labels('open').dec()
-
     @event.listens_for(engine, 'checkout')
-    def _checkout(_dbapi, _record, _proxy):
+    def _checkout(_dbapi, record, _proxy):
+        if not record.info.get('placement_open'):
+            _connect(_dbapi, record)
+        record.info['placement_lent'] = True
         gauge.labels('in_use').inc()
 
     @event.listens_for(engine, 'checkin')
-    def _checkin(_dbapi, _record):
-        gauge.labels('in_use').dec()
+    def _checkin(_dbapi, record):
+        if record is not None and record.info.pop('placement_lent', False):
+            gauge.labels('in_use').dec()
+
+    @event.listens_for(engine, 'close')
+    def _close(_dbapi, record):
+        if record.info.pop('placement_open', False):
+            gauge.labels('open').dec()
 
 
 def build_info(version, dialect):

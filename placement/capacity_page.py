@@ -88,22 +88,23 @@ def _heatmap(by_aggregate):
         capacity_of[aggregate] = capacity_of.get(aggregate, 0) + capacity
     aggregates = sorted(capacity_of, key=lambda a: (-capacity_of[a], a))
     shown = aggregates[:MAX_AGGREGATES]
-    cell = max(60, min(110, (_WIDTH - _LABEL) // max(len(classes), 1)))
-    width = _LABEL + cell * len(classes) + 10
+    label = _LABEL + 50  # room for a whole aggregate uuid
+    cell = max(60, min(110, (_WIDTH - label) // max(len(classes), 1)))
+    width = label + cell * len(classes) + 10
     height = 24 + _ROW * len(shown) + 10
     parts = ['<svg class="plot" role="img" width="%d" height="%d" '
              'viewBox="0 0 %d %d" aria-label="usage by aggregate">'
              % (width, height, width, height)]
     for j, rc in enumerate(classes):
         parts.append('<text x="%d" y="16" text-anchor="middle">%s</text>'
-                     % (_LABEL + j * cell + cell // 2, _e(_short(rc, 14))))
+                     % (label + j * cell + cell // 2, _e(_short(rc, 14))))
     for i, aggregate in enumerate(shown):
         y = 24 + i * _ROW
         parts.append('<text x="%d" y="%d" text-anchor="end">%s</text>'
-                     % (_LABEL - 8, y + 16, _e(aggregate)))
+                     % (label - 8, y + 16, _e(aggregate)))
         for j, rc in enumerate(classes):
             entry = by_aggregate.get((aggregate, rc))
-            x = _LABEL + j * cell
+            x = label + j * cell
             if entry is None:
                 parts.append('<rect x="%d" y="%d" width="%d" height="22" '
                              'fill="#f4f4f4"/>' % (x, y, cell - 2))
@@ -155,6 +156,7 @@ def render(snapshot, now=None):
     return ''.join([
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width">',
+        '<link rel="icon" href="data:,">',
         '<title>Placement capacity</title><style>', _STYLE,
         '</style></head><body>',
         '<h1>Placement capacity</h1>',

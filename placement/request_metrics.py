@@ -9,9 +9,8 @@ uses as ``other``, so the number of series stays bounded whatever
 clients send.
 """
 
+import re
 import time
-
-import routes
 
 from placement import handler
 from placement import metrics
@@ -21,12 +20,26 @@ _METHODS = frozenset(('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD',
                       'OPTIONS'))
 
 
-def _mapper():
-    mapper = routes.Mapper()
-    mapper.minimization = False
-    for path in handler.ROUTES:
-        mapper.connect(path, path, _route=path)
-    return mapper
+def route_matcher(templates):
+    """A function from a path to the template of ``templates`` it
+    matches (path parameters match any non-empty segment), or
+    ``UNMATCHED_ROUTE``. One compiled alternation: a few microseconds,
+    where the dispatcher's mapper takes tens."""
+    templates = list(templates)
+    branches = []
+    for i, template in enumerate(templates):
+        parts = re.split(r'(\{[^}]+\})', template)
+        body = ''.join('[^/]+' if part.startswith('{') else re.escape(part)
+                       for part in parts)
+        branches.append('(?P<r%d>%s)' % (i, body))
+    pattern = re.compile('^(?:%s)$' % '|'.join(branches))
+
+    def match(path):
+        found = pattern.match(path or '/')
+        if found is None:
+            return metrics.UNMATCHED_ROUTE
+        return templates[int(found.lastgroup[1:])]
+    return match
 
 
 class RequestMetrics:
@@ -36,16 +49,24 @@ class RequestMetrics:
     def __init__(self, application, recorded):
         self.application = application
         self.recorded = recorded
-        self.mapper = _mapper()
+        self.route = route_matcher(handler.ROUTES)
+        # (counter, histogram) children by label values: looking them up
+        # through labels() costs more than recording.
+        self._children = {}
 
-    def route(self, path):
-        match = self.mapper.match(path or '/')
-        return match['_route'] if match else metrics.UNMATCHED_ROUTE
+    def _record(self, labels, seconds):
+        children = self._children.get(labels)
+        if children is None:
+            children = self._children.setdefault(labels, (
+                self.recorded.requests.labels(*labels),
+                self.recorded.duration.labels(*labels)))
+        children[0].inc()
+        children[1].observe(seconds)
 
     def __call__(self, environ, start_response):
         start = time.perf_counter()
-        m = self.recorded
-        m.in_flight.inc()
+        in_flight = self.recorded.in_flight
+        in_flight.inc()
         status = []
 
         def _start_response(line, headers, exc_info=None):
@@ -55,11 +76,12 @@ class RequestMetrics:
         try:
             return self.application(environ, _start_response)
         finally:
-            m.in_flight.dec()
+            in_flight.dec()
             method = environ.get('REQUEST_METHOD', '')
-            labels = (self.route(environ.get('PATH_INFO')),
-                      method if method in _METHODS else 'other',
-                      status[-1] if status else '500',
-                      str(environ.get(microversion.ENVIRON_KEY) or 'none'))
-            m.requests.labels(*labels).inc()
-            m.duration.labels(*labels).observe(time.perf_counter() - start)
+            version = environ.get(microversion.ENVIRON_KEY)
+            self._record(
+                (self.route(environ.get('PATH_INFO')),
+                 method if method in _METHODS else 'other',
+                 status[-1] if status else '500',
+                 str(version) if version else 'none'),
+                time.perf_counter() - start)

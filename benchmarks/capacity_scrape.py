@@ -72,7 +72,8 @@ def fill(db, providers, aggregates):
                      [{'id': 1, 'external_id': 'bench', 'created_at': now}])
         conn.execute(sa.insert(tables.users),
                      [{'id': 1, 'external_id': 'bench', 'created_at': now}])
-        consumers = [(i, str(uuid.uuid4())) for i in range(1, providers + 1, 2)]
+        consumers = [(i, str(uuid.uuid4()))
+                     for i in range(1, providers + 1, 2)]
         conn.execute(sa.insert(tables.consumers), [
             {'uuid': c, 'project_id': 1, 'user_id': 1, 'generation': 1,
              'created_at': now} for _i, c in consumers])

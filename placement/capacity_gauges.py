@@ -3,9 +3,44 @@
 They describe the fleet, not a process, so only the process answering
 the scrape reports them (once, never summed over workers). Names and
 labels follow what openstack-exporter derives by polling the API.
+
+On a large fleet writing them out costs far more than reading the
+tables (prometheus-client formats some 20 us per sample; 10,000
+providers with three classes make 120,000 samples), so the exposition
+text itself is shared by the workers like the snapshot it comes from.
 """
 
 from prometheus_client import core
+from prometheus_client import exposition
+
+from placement import metrics
+from placement import metrics_files
+
+_caches = {}
+
+
+def rendered(key, load_snapshot, max_age):
+    """The text exposition of the capacity gauges of the snapshot
+    ``load_snapshot()`` returns, made at most once per ``max_age``
+    seconds by the processes sharing metrics files; ``key`` names the
+    database."""
+    directory = metrics.shared_directory()
+    cache = _caches.get((key, directory))
+    if cache is None:
+        cache = _caches.setdefault((key, directory),
+                                   metrics_files.SharedCache(
+                                       directory, 'capacity-exposition'))
+    return cache.get(
+        lambda: exposition.generate_latest(
+            _Registry(CapacityCollector(load_snapshot()))), max_age)
+
+
+class _Registry:
+    def __init__(self, collector):
+        self.collector = collector
+
+    def collect(self):
+        return self.collector.collect()
 
 
 class CapacityCollector:

@@ -173,31 +173,32 @@ def watch_pool(engine):
     if _metrics is None or engine in _watched:
         return
     _watched.add(engine)
-    gauge = _metrics.db_connections
+    opened = _metrics.db_connections.labels('open')
+    lent = _metrics.db_connections.labels('in_use')
 
     # Marks on each connection record, so that connections opened
     # before watching began are counted when first lent, never twice.
     @event.listens_for(engine, 'connect')
     def _connect(_dbapi, record):
         record.info['placement_open'] = True
-        gauge.labels('open').inc()
+        opened.inc()
 
     @event.listens_for(engine, 'checkout')
     def _checkout(_dbapi, record, _proxy):
         if not record.info.get('placement_open'):
             _connect(_dbapi, record)
         record.info['placement_lent'] = True
-        gauge.labels('in_use').inc()
+        lent.inc()
 
     @event.listens_for(engine, 'checkin')
     def _checkin(_dbapi, record):
         if record is not None and record.info.pop('placement_lent', False):
-            gauge.labels('in_use').dec()
+            lent.dec()
 
     @event.listens_for(engine, 'close')
     def _close(_dbapi, record):
         if record.info.pop('placement_open', False):
-            gauge.labels('open').dec()
+            opened.dec()
 
 
 def build_info(version, dialect):

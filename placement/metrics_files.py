@@ -14,13 +14,13 @@ a concurrent remover. A single-process server needs no directory.
 import contextlib
 import errno
 import fcntl
-import json
 import os
 import re
 import shutil
 import stat
 import sys
 import tempfile
+import threading
 import time
 
 ENV = 'PROMETHEUS_MULTIPROC_DIR'
@@ -144,22 +144,26 @@ def forget_dead_processes(path):
 
 
 class SharedCache:
-    """A JSON value computed at most once per ``max_age`` seconds by all
-    the processes sharing ``directory`` (in memory when it is None)."""
+    """Bytes computed at most once per ``max_age`` seconds by all the
+    processes sharing ``directory`` (in memory when it is None): the
+    first process to find the value missing or too old computes it
+    under a file lock while the others wait, then read its result."""
 
     def __init__(self, directory, name):
         self.directory = directory
         self.name = name
         self._memory = None
+        self._lock = threading.Lock()
 
     def get(self, compute, max_age, clock=time.time):
         if self.directory is None:
-            return self._get_in_memory(compute, max_age, clock)
-        path = os.path.join(self.directory, self.name + '.json')
+            with self._lock:
+                return self._get_in_memory(compute, max_age, clock)
+        path = os.path.join(self.directory, self.name + '.cache')
         cached = self._read(path, max_age, clock)
         if cached is not None:
             return cached
-        with self._locked(path + '.lock'):
+        with self._lock, self._locked(path + '.lock'):
             # Another process may have computed it while we waited.
             cached = self._read(path, max_age, clock)
             if cached is not None:
@@ -167,8 +171,9 @@ class SharedCache:
             value = compute()
             fd, temporary = tempfile.mkstemp(dir=self.directory,
                                              prefix='.' + self.name)
-            with os.fdopen(fd, 'w') as out:
-                json.dump({'at': clock(), 'value': value}, out)
+            with os.fdopen(fd, 'wb') as out:
+                out.write(b'%r\n' % clock())
+                out.write(value)
             os.replace(temporary, path)
             return value
 
@@ -183,13 +188,13 @@ class SharedCache:
     @staticmethod
     def _read(path, max_age, clock):
         try:
-            with open(path) as cached:
-                data = json.load(cached)
+            with open(path, 'rb') as cached:
+                at = float(cached.readline())
+                if clock() - at >= max_age:
+                    return None
+                return cached.read()
         except (OSError, ValueError):
             return None
-        if clock() - data['at'] < max_age:
-            return data['value']
-        return None
 
     @staticmethod
     @contextlib.contextmanager

@@ -16,43 +16,36 @@ from placement.objects import capacity as capacity_obj
 from placement import util
 
 
-def _authorized_snapshot(req, rule):
+def _authorize(req, rule):
     ctx = util.context(req)
     if not ctx.config.metrics.enabled or metrics.active() is None:
         raise errors.NotFound(vary=False)
     if not metrics_access.trusted(req.environ):
         ctx.can(rule)
-    return capacity_obj.snapshot(
-        ctx, ctx.config.metrics.capacity_refresh_interval)
-
-
-class _Exposition:
-    """The registries to expose, read as one."""
-
-    def __init__(self, sources):
-        self.sources = sources
-
-    def collect(self):
-        for source in self.sources:
-            yield from source.collect()
+    return ctx
 
 
 def get_metrics(req):
-    snapshot = _authorized_snapshot(req, 'placement:metrics:read')
-    encoder, content_type = exposition.choose_encoder(
-        req.headers.get('Accept', ''))
-    registry = _Exposition(metrics.collectors() +
-                           [capacity_gauges.CapacityCollector(snapshot)])
+    """The process metrics of every worker, then the capacity gauges,
+    in the Prometheus text format (whatever Accept says)."""
+    ctx = _authorize(req, 'placement:metrics:read')
+    max_age = ctx.config.metrics.capacity_refresh_interval
+    capacity = capacity_gauges.rendered(
+        ctx.db.url, lambda: capacity_obj.snapshot(ctx, max_age), max_age)
     response = req.response
     response.status = 200
-    response.body = encoder(registry)
-    response.headers['Content-Type'] = content_type
+    response.body = b''.join(
+        exposition.generate_latest(registry)
+        for registry in metrics.collectors()) + capacity
+    response.headers['Content-Type'] = exposition.CONTENT_TYPE_LATEST
     response.headers['Cache-Control'] = 'no-store'
     return response
 
 
 def get_capacity(req):
-    snapshot = _authorized_snapshot(req, 'placement:capacity:read')
+    ctx = _authorize(req, 'placement:capacity:read')
+    snapshot = capacity_obj.snapshot(
+        ctx, ctx.config.metrics.capacity_refresh_interval)
     response = req.response
     response.status = 200
     response.text = capacity_page.render(snapshot)

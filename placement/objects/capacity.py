@@ -10,6 +10,7 @@ and page views cost at most one such read per interval.
 
 import collections
 import dataclasses
+import json
 import typing
 
 import sqlalchemy as sa
@@ -132,22 +133,30 @@ def read(ctx):
 
 
 _caches = {}
+_decoded = {}
 
 
 def snapshot(ctx, max_age):
     """A Snapshot at most ``max_age`` seconds old, read at most once per
     ``max_age`` by all the processes that share metrics files."""
     directory = metrics.shared_directory()
-    cache = _caches.get((ctx.db, directory))
+    key = (ctx.db.url, directory)
+    cache = _caches.get(key)
     if cache is None:
         cache = _caches.setdefault(
-            (ctx.db, directory),
-            metrics_files.SharedCache(directory, 'capacity'))
+            key, metrics_files.SharedCache(directory, 'capacity-snapshot'))
 
     def compute():
         fresh = read(ctx)
-        return {'rows': [list(row) for row in fresh.rows],
-                'aggregates': fresh.aggregates}
+        return json.dumps({'rows': [list(row) for row in fresh.rows],
+                           'aggregates': fresh.aggregates}).encode()
 
     data = cache.get(compute, max_age)
-    return Snapshot([Row(*row) for row in data['rows']], data['aggregates'])
+    last = _decoded.get(key)
+    if last is not None and last[0] == data:
+        return last[1]
+    decoded = json.loads(data)
+    result = Snapshot([Row(*row) for row in decoded['rows']],
+                      decoded['aggregates'])
+    _decoded[key] = (data, result)
+    return result

@@ -14,9 +14,6 @@ from prometheus_client import core
 from prometheus_client import exposition
 
 from placement import metrics
-from placement import metrics_files
-
-_caches = {}
 
 
 def rendered(key, load_snapshot, max_age):
@@ -24,13 +21,7 @@ def rendered(key, load_snapshot, max_age):
     ``load_snapshot()`` returns, made at most once per ``max_age``
     seconds by the processes sharing metrics files; ``key`` names the
     database."""
-    directory = metrics.shared_directory()
-    cache = _caches.get((key, directory))
-    if cache is None:
-        cache = _caches.setdefault((key, directory),
-                                   metrics_files.SharedCache(
-                                       directory, 'capacity-exposition'))
-    return cache.get(
+    return metrics.shared_cache('capacity-exposition', key).get(
         lambda: exposition.generate_latest(
             _Registry(CapacityCollector(load_snapshot()))), max_age)
 

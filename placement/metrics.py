@@ -120,6 +120,21 @@ def shared_directory():
     return _metrics.directory if _metrics is not None else None
 
 
+_caches = {}
+
+
+def shared_cache(name, key):
+    """The ``metrics_files.SharedCache`` called ``name`` of the database
+    ``key``, shared with the other processes of this server if any."""
+    directory = shared_directory()
+    cache = _caches.get((name, key, directory))
+    if cache is None:
+        cache = _caches.setdefault(
+            (name, key, directory),
+            metrics_files.SharedCache(directory, name))
+    return cache
+
+
 def collectors():
     """What an exposition reads: every process's metrics files through
     prometheus-client's multiprocess collector when there are several

@@ -44,11 +44,14 @@ def get_metrics(req):
 
 def get_capacity(req):
     ctx = _authorize(req, 'placement:capacity:read')
-    snapshot = capacity_obj.snapshot(
-        ctx, ctx.config.metrics.capacity_refresh_interval)
+    max_age = ctx.config.metrics.capacity_refresh_interval
+    page = metrics.shared_cache('capacity-page', ctx.db.url).get(
+        lambda: capacity_page.render(
+            capacity_obj.snapshot(ctx, max_age)).encode('utf-8'),
+        max_age)
     response = req.response
     response.status = 200
-    response.text = capacity_page.render(snapshot)
+    response.body = page
     response.content_type = 'text/html'
     response.charset = 'utf-8'
     response.headers['Cache-Control'] = 'no-store'

@@ -18,7 +18,6 @@ import sqlalchemy as sa
 from placement.db import api as db_api
 from placement.db import tables
 from placement import metrics
-from placement import metrics_files
 from placement.objects import inventory as inventory_obj
 
 _RP = tables.resource_providers
@@ -132,19 +131,14 @@ def read(ctx):
                            for k, v in sorted(aggregates.items())})
 
 
-_caches = {}
 _decoded = {}
 
 
 def snapshot(ctx, max_age):
     """A Snapshot at most ``max_age`` seconds old, read at most once per
     ``max_age`` by all the processes that share metrics files."""
-    directory = metrics.shared_directory()
-    key = (ctx.db.url, directory)
-    cache = _caches.get(key)
-    if cache is None:
-        cache = _caches.setdefault(
-            key, metrics_files.SharedCache(directory, 'capacity-snapshot'))
+    key = (ctx.db.url, metrics.shared_directory())
+    cache = metrics.shared_cache('capacity-snapshot', ctx.db.url)
 
     def compute():
         fresh = read(ctx)

@@ -265,8 +265,7 @@ def test_isolate_releases_a_provider_when_the_walk_backs_out():
 # -- same_subtree ------------------------------------------------------------
 
 def test_same_subtree_keeps_groups_under_one_of_their_providers():
-    options = [on(p, (VCPU, 1)) for p in (2, 3, 4)]
-    a = group('_A', {1: options})
+    a = group('_A', {1: [on(p, (VCPU, 1)) for p in (2, 3, 4)]})
     b = group('_B', {1: [on(p, (DISK_GB, 1)) for p in (2, 3, 4)]})
     together = space(a, b, same_subtree=[frozenset({'_A', '_B'})])
     assert sorted(picks(together)) == [(2, 2), (2, 4), (3, 3), (4, 2),

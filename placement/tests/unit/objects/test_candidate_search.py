@@ -83,6 +83,15 @@ def picks(space_, anchors=None, limit=None, **kwargs):
 
 # -- anchors and the lone group ----------------------------------------------
 
+def test_make_partial_is_the_constructor_without_its_checks():
+    made = search.make_partial(((2,), ((2, VCPU, 1),), ((VCPU, 1),)))
+    assert type(made) is search.Partial
+    assert made == search.Partial((2,), ((2, VCPU, 1),), ((VCPU, 1),))
+    assert made.template == ((VCPU, 1),)
+    assert search.Partial((2,)).amounts == ()
+
+
+
 def test_anchors_are_the_roots_every_group_reaches_in_id_order():
     a = group('_A', {5: [on(6)], 1: [on(2)], 9: [on(9)]})
     b = group('_B', {1: [on(3)], 5: [on(6)]})

@@ -112,3 +112,37 @@ def test_no_citation_of_documents_outside_the_repository():
     'keeps it (quir' 'k Q3).', '- name: stripped (Q' '21)'])
 def test_citation_pattern_matches(line):
     assert CITATION.search(line)
+
+
+#: "behaviour-choices.rst, 'Entry name'" in a comment, once comment
+#: markers and line breaks are folded away.
+_ENTRY_REFERENCE = re.compile(r"behaviour-choices\.rst(?:``)?,? '([^']+)'")
+
+
+def _folded(text):
+    lines = [re.sub(r'^\s*(#:?|-)?\s*', '', line)
+             for line in text.splitlines()]
+    return ' '.join(lines)
+
+
+def test_references_name_existing_behaviour_choices():
+    with open(os.path.join(ROOT, 'api-ref', 'behaviour-choices.rst'),
+              encoding='utf-8') as f:
+        names = {line.strip() for line in f
+                 if line.strip() and not line[0].isspace()}
+    dangling = []
+    for path in _text_files():
+        if os.path.samefile(path, __file__):
+            continue  # its examples are not references
+        with open(path, encoding='utf-8') as f:
+            for name in _ENTRY_REFERENCE.findall(_folded(f.read())):
+                if name not in names:
+                    dangling.append('%s: %r' % (os.path.relpath(path, ROOT),
+                                                name))
+    assert not dangling, dangling
+
+
+def test_folded_reference_is_found():
+    text = ("    # see api-ref/behaviour-choices.rst, 'Orphan\n"
+            "    # consumers').\n")
+    assert _ENTRY_REFERENCE.findall(_folded(text)) == ['Orphan consumers']

@@ -16,7 +16,7 @@ from wsgiref import simple_server
 import pytest
 
 from placement.tests import fixtures
-from placement.tests.functional import test_capacity
+from placement.tests.functional.objects import test_capacity
 from placement.tests import gunicorn_server
 from placement.tests import headless_browser
 

@@ -1,11 +1,10 @@
-"""The fleet capacity snapshot, its sums, and the page drawn from it."""
+"""The fleet capacity snapshot and its sums."""
 
 import uuid
 
 import pytest
 import webob
 
-from placement import capacity_page
 from placement import context
 from placement.objects import capacity
 from placement.tests import fixtures
@@ -90,26 +89,3 @@ def test_snapshot_is_reused_within_the_interval(fleet):
     fleet.provider('cn3', {'VCPU': {'total': 1}})
     assert capacity.snapshot(ctx, max_age=60) == first
     assert len(capacity.snapshot(ctx, max_age=0).rows) == 5
-
-
-def test_page_plots_and_escapes(fleet):
-    page = capacity_page.render(capacity.read(context.AdminContext(
-        fleet.db)))
-    assert page.count('<svg class="plot"') == 4
-    assert '<b>cn2</b>' not in page
-    assert '&lt;b&gt;cn2&lt;/b&gt;' in page
-    # cn2's tree is full of VCPU: the fullest root, shown first.
-    fullest = page.split('id="fullest"')[1].split('id="emptiest"')[0]
-    assert fullest.index('cn2') < fullest.index('cn1')
-    assert 'http://' not in page and 'https://' not in page
-    assert '<script' not in page
-
-
-def test_page_of_an_empty_fleet():
-    db, cleanup = fixtures.new_database()
-    try:
-        page = capacity_page.render(capacity.read(context.AdminContext(db)))
-        assert 'Nothing to show' in page
-        assert 'No provider is in an aggregate' in page
-    finally:
-        cleanup()

@@ -7,7 +7,10 @@ on the same database, thousands of times, and the medians compared::
 
     python3 -m benchmarks.metrics_overhead --requests 2000
 
-It also prints what the middleware alone costs per request around an
+``--providers N`` adds N flat compute nodes (bulk inserts, as
+``benchmarks.capacity_scrape`` loads them) and times a candidates query
+over them, the flat scenario of ``benchmarks.allocation_candidates``
+without its trait. It also prints what the middleware alone costs per request around an
 application that does nothing.
 """
 
@@ -21,6 +24,7 @@ import uuid
 
 import webob
 
+from benchmarks import capacity_scrape
 from placement import metrics
 from placement import request_metrics
 from placement.db import api as db_api
@@ -56,6 +60,15 @@ def _setup(app):
     return rp
 
 
+def _first_aggregate(db):
+    import sqlalchemy as sa
+    from placement.db import tables
+    with db.transaction(write=False) as conn:
+        return conn.execute(sa.select(tables.placement_aggregates.c.uuid)
+                            .order_by(tables.placement_aggregates.c.id)
+                            ).scalar()
+
+
 def middleware_alone(requests):
     def nothing(environ, start_response):
         start_response('200 OK', [('content-length', '0')])
@@ -79,6 +92,7 @@ def main(argv=None):
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--requests', type=int, default=2000)
+    parser.add_argument('--providers', type=int, default=0)
     args = parser.parse_args(argv)
     fd, path = tempfile.mkstemp(suffix='.sqlite')
     os.close(fd)
@@ -88,10 +102,14 @@ def main(argv=None):
         deploy.prepare_database(fixtures.new_conf(), db)
         on = deploy.build_app(fixtures.new_conf(), db)
         off = deploy.build_app(fixtures.new_conf(metrics__enabled=False), db)
+        paths = ['/allocation_candidates?resources=VCPU:1']
+        if args.providers:
+            capacity_scrape.fill(db, args.providers, 3)
+            paths = ['/allocation_candidates?resources=VCPU:1,DISK_GB:10,'
+                     'MEMORY_MB:256&member_of=%s' % _first_aggregate(db)]
         rp = _setup(on)
-        for path_ in ('/', '/resource_providers/' + rp,
-                      '/resource_providers/%s/inventories' % rp,
-                      '/allocation_candidates?resources=VCPU:1'):
+        for path_ in ['/', '/resource_providers/' + rp,
+                      '/resource_providers/%s/inventories' % rp] + paths:
             times = {'on': [], 'off': []}
             for _ in range(args.requests):
                 times['on'].append(_request(on, path_))

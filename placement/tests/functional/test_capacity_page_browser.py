@@ -82,7 +82,9 @@ def _fleet(app):
 def test_capacity_page_renders_its_plots(chromium, serve):
     db, cleanup = fixtures.new_database()
     try:
-        app = fixtures.new_app(fixtures.new_conf(), db)
+        # No reuse of a page an earlier test on this database cached.
+        app = fixtures.new_app(fixtures.new_conf(
+            metrics__capacity_refresh_interval=0), db)
         _fleet(app)
         url = serve(app) + '/capacity'
         with headless_browser.Browser(chromium) as browser:

@@ -1,8 +1,8 @@
 """Build the WSGI application: database, start-up work, middleware stack.
 
 Order of layers, outermost first (api-ref/design.rst): proxy headers,
-request id and log, CORS, authentication, context, fault wrapper,
-microversion, application.
+request metrics, request id and log, CORS, trusted-network mark,
+authentication, context, fault wrapper, microversion, application.
 """
 
 import logging

@@ -6,6 +6,7 @@ the built-in default (oslo.config's own environment source provides the
 environment layer).
 """
 
+import copy
 import os
 
 from keystonemiddleware import opts as keystone_opts
@@ -38,6 +39,11 @@ CORS_DEFAULTS = {
 def register_opts(conf):
     """Register every option the service reads on ``conf``."""
     for module in _GROUP_MODULES:
+        if hasattr(module, 'GROUP'):
+            # A group object of this ConfigOpts' own: oslo.config copies
+            # a registered OptGroup shallowly, so two ConfigOpts given
+            # the module's GROUP would share option values and overrides.
+            conf.register_group(copy.deepcopy(module.GROUP))
         module.register_opts(conf)
     logging.register_options(conf)
     policy_opts.set_defaults(conf)

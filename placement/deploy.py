@@ -103,6 +103,8 @@ def loadapp(conf, db=None):
     db = db or create_database(conf)
     prepare_database(conf, db)
     # Connections opened during start-up must not be shared with
-    # processes forked after it (gunicorn --preload).
-    db.dispose()
+    # processes forked after it (gunicorn --preload). An in-memory
+    # database would vanish with its connection; it is never forked.
+    if not db.in_memory:
+        db.dispose()
     return build_app(conf, db)

@@ -2,7 +2,7 @@
 
 Order of layers, outermost first (spec 01 §1): proxy headers, request id
 and log, CORS, authentication, context, fault wrapper, microversion,
-application.
+body size limit, application.
 """
 
 import logging
@@ -13,6 +13,7 @@ from oslo_middleware import http_proxy_to_wsgi
 from sqlalchemy import exc as sa_exc
 
 from placement import auth
+from placement import body_limit
 from placement import context as placement_context
 from placement.db import api as db_api
 from placement.db import migration
@@ -83,6 +84,8 @@ def build_app(conf, db):
     """The full middleware stack around the dispatcher."""
     enforcer = policy.PolicyEnforcer(conf)
     app = handler.Dispatcher()
+    app = body_limit.BodySizeLimit(
+        app, conf.oslo_middleware.max_request_body_size)
     app = middleware.Microversion(app)
     app = middleware.FaultWrapper(app)
     app = auth.ContextBuilder(app, db, conf, enforcer)

@@ -8,8 +8,11 @@ may leak from one test's fixture to the next.
 """
 
 import gc
-import socket
+import os
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
 import unittest
 import uuid
@@ -31,6 +34,9 @@ from placement.objects import resource_provider
 from placement.tests import fixtures as placement_fixtures
 from placement.tests.functional.fixtures import placement
 
+CHECKOUT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..',
+                                        '..', '..'))
+
 
 class NoNetwork(fixtures.Fixture):
     """Any name lookup or connection attempt fails the test."""
@@ -44,6 +50,18 @@ class NoNetwork(fixtures.Fixture):
                                              refuse))
 
 
+def client(token, version='1.39'):
+    """A keystoneauth1 adapter as nova builds one (no auth plugin, errors
+    returned, not raised), as a function of method and URL."""
+    ks = adapter.Adapter(session.Session(auth=None), raise_exc=False)
+    headers = {'x-auth-token': token,
+               'openstack-api-version': 'placement %s' % version}
+
+    def call(method, url, **kwargs):
+        return ks.request(url, method, headers=headers, **kwargs)
+    return call
+
+
 class FixtureTestCase(fixtures.TestWithFixtures, unittest.TestCase):
 
     def setUp(self):
@@ -51,15 +69,7 @@ class FixtureTestCase(fixtures.TestWithFixtures, unittest.TestCase):
         self.useFixture(NoNetwork())
 
     def client(self, token, version='1.39'):
-        """A keystoneauth1 adapter as nova builds one: no auth plugin,
-        errors returned, not raised."""
-        ks = adapter.Adapter(session.Session(auth=None), raise_exc=False)
-        headers = {'x-auth-token': token,
-                   'openstack-api-version': 'placement %s' % version}
-
-        def call(method, url, **kwargs):
-            return ks.request(url, method, headers=headers, **kwargs)
-        return call
+        return client(token, version)
 
 
 class TestPlacementFixture(FixtureTestCase):
@@ -223,6 +233,51 @@ class TestPlacementFixture(FixtureTestCase):
         self.assertIsNone(fixture.endpoint)
 
 
+class TestUnderEventlet(unittest.TestCase):
+    """nova's functional tests run monkey-patched by eventlet: green
+    threads calling the fixture at once must all be served."""
+
+    SCRIPT = textwrap.dedent("""
+        import eventlet
+        eventlet.monkey_patch()
+        import requests
+        from placement.tests.functional.fixtures import placement
+
+        fixture = placement.PlacementFixture()
+        fixture.setUp()
+        headers = {'x-auth-token': fixture.token,
+                   'openstack-api-version': 'placement 1.39'}
+
+        def work(worker):
+            statuses = []
+            for n in range(3):
+                statuses.append(requests.post(
+                    fixture.endpoint + '/resource_providers',
+                    json={'name': 'g-%d-%d' % (worker, n)},
+                    headers=headers).status_code)
+                statuses.append(requests.get(
+                    fixture.endpoint + '/allocation_candidates'
+                    '?resources=VCPU:1', headers=headers).status_code)
+            return statuses
+
+        with eventlet.Timeout(60):
+            results = list(eventlet.GreenPool(6).imap(work, range(6)))
+        listed = requests.get(fixture.endpoint + '/resource_providers',
+                              headers=headers).json()
+        fixture.cleanUp()
+        print(sorted({s for r in results for s in r}),
+              len(listed['resource_providers']))
+        """)
+
+    def test_green_threads_share_a_fixture(self):
+        env = dict(os.environ, PYTHONPATH=CHECKOUT)
+        result = subprocess.run(
+            [sys.executable, '-W', 'ignore', '-c', self.SCRIPT], env=env,
+            capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, result.returncode, result.stderr[-3000:])
+        self.assertEqual('[200] 18', result.stdout.strip())
+
+
 class TestDatabaseFixture(FixtureTestCase):
 
     def conf_fixture(self):
@@ -272,6 +327,30 @@ class TestDatabaseFixture(FixtureTestCase):
         del db
         gc.collect()
         self.assertIsNone(ref())
+
+
+class TestOnDatabaseServer(fixtures.TestWithFixtures, unittest.TestCase):
+    """A subclass pointing the fixture at a server database (whose
+    driver may well use sockets)."""
+
+    def test_on_a_database_server(self):
+        server = placement_fixtures.server_url()
+        if server is None:
+            self.skipTest('needs PostgreSQL or MySQL (PLACEMENT_TEST_DB_URL)')
+        url = placement_fixtures.create_server_database(server, 'fixture')
+
+        class ServerFixture(placement.PlacementFixture):
+            def _configure_placement(self, conf_fixture):
+                conf_fixture.config(group='placement_database',
+                                    connection=url)
+
+        fixture = self.useFixture(ServerFixture())
+        call = client(fixture.token)
+        resp = call('POST', fixture.endpoint + '/resource_providers',
+                    json={'name': 'on-a-server'})
+        self.assertEqual(200, resp.status_code, resp.text)
+        resp = call('GET', fixture.endpoint + '/resource_classes/VCPU')
+        self.assertEqual(200, resp.status_code, resp.text)
 
 
 class TestPlacementDirect(FixtureTestCase):

@@ -17,7 +17,8 @@ from placement.conf import middleware as middleware_conf
 from placement.tests import fixtures
 from placement.tests.gunicorn_server import GunicornServer
 
-PROVIDER = str(uuid.uuid4())
+PROVIDER = 'aaaa0000-0000-4000-8000-00000000feed'
+CONSUMER = 'cccc0000-0000-4000-8000-00000000feed'
 
 #: (method, path, microversion) of every endpoint that reads a body.
 BODY_ENDPOINTS = [
@@ -30,7 +31,7 @@ BODY_ENDPOINTS = [
     ('PUT', '/resource_providers/%s/traits' % PROVIDER, '1.39'),
     ('POST', '/resource_classes', '1.39'),
     ('PUT', '/resource_classes/CUSTOM_GOLD', '1.2'),
-    ('PUT', '/allocations/%s' % uuid.uuid4(), '1.39'),
+    ('PUT', '/allocations/%s' % CONSUMER, '1.39'),
     ('POST', '/allocations', '1.39'),
     ('POST', '/reshaper', '1.39'),
 ]

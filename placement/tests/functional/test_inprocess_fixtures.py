@@ -227,10 +227,18 @@ class TestPlacementFixture(FixtureTestCase):
             context.AdminContext(database.db))
         self.assertEqual(['seen-by-the-fixture'], [p.name for p in found])
 
-    def test_without_intercept_no_endpoint(self):
+    def test_without_intercept_only_configuration_and_database(self):
         fixture = self.useFixture(placement.PlacementFixture(
             use_intercept=False))
         self.assertIsNone(fixture.endpoint)
+        self.assertIsNone(fixture.app)
+        self.assertTrue(fixture.conf_fixture.conf.placement_database
+                        .connection.startswith('sqlite:///file:placement-'))
+        # Nothing to serve from, nothing built: no database needed.
+        bare = self.useFixture(placement.PlacementFixture(
+            db=False, use_intercept=False))
+        self.assertIsNone(bare.conf_fixture.conf.placement_database
+                          .connection)
 
 
 class TestUnderEventlet(unittest.TestCase):

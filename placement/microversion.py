@@ -95,7 +95,8 @@ def _requested_value(header_value):
 
 
 def from_header(header_value):
-    """Return the Version a request asks for (spec 01 §3.1)."""
+    """Return the Version a request asks for: the last ``placement``
+    entry of the header, 1.0 without one (api-ref/general.rst)."""
     text = _requested_value(header_value)
     if text is None:
         return MIN_VERSION

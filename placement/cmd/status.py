@@ -1,4 +1,4 @@
-"""``placement-status upgrade check``: is this deployment ready (spec 15 §2)?
+"""``placement-status upgrade check``: is this deployment ready?
 
 Exit 0 when every check succeeds, 1 with a warning, 2 with a failure and
 255 when the checks themselves could not run.

@@ -4,7 +4,8 @@ A declared ``Content-Length`` above the limit is answered 413 before any
 of the body is read. A body without one (chunked) is read through
 oslo.middleware's ``LimitingReader``, which raises 413 once the limit is
 passed; the dispatcher renders it like any other HTTP error. Either way
-the client gets the usual JSON error document, never a 500.
+the client gets the usual JSON error document, never a 500 (see
+``api-ref/behaviour-choices.rst``, 'Request body size limit').
 """
 
 from oslo_middleware import sizelimit

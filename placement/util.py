@@ -114,7 +114,8 @@ def json_body(req, schema):
 
     A body nested deeper than the interpreter's recursion limit cannot be
     parsed, validated or quoted in an error message; it is malformed
-    input, not a server error, whichever of those steps gives up.
+    input, not a server error, whichever of those steps gives up (see
+    ``api-ref/behaviour-choices.rst``, 'Deeply nested JSON').
     """
     try:
         return _parsed_body(req.body, schema)

@@ -2,7 +2,7 @@
 
 Order of layers, outermost first (api-ref/design.rst): proxy headers,
 request id and log, CORS, authentication, context, fault wrapper,
-microversion, application.
+microversion, body size limit, application.
 """
 
 import logging
@@ -13,6 +13,7 @@ from oslo_middleware import http_proxy_to_wsgi
 from sqlalchemy import exc as sa_exc
 
 from placement import auth
+from placement import body_limit
 from placement import context as placement_context
 from placement.db import api as db_api
 from placement.db import migration
@@ -83,6 +84,8 @@ def build_app(conf, db):
     """The full middleware stack around the dispatcher."""
     enforcer = policy.PolicyEnforcer(conf)
     app = handler.Dispatcher()
+    app = body_limit.BodySizeLimit(
+        app, conf.oslo_middleware.max_request_body_size)
     app = middleware.Microversion(app)
     app = middleware.FaultWrapper(app)
     app = auth.ContextBuilder(app, db, conf, enforcer)
@@ -103,6 +106,8 @@ def loadapp(conf, db=None):
     db = db or create_database(conf)
     prepare_database(conf, db)
     # Connections opened during start-up must not be shared with
-    # processes forked after it (gunicorn --preload).
-    db.dispose()
+    # processes forked after it (gunicorn --preload). An in-memory
+    # database would vanish with its connection; it is never forked.
+    if not db.in_memory:
+        db.dispose()
     return build_app(conf, db)

@@ -6,6 +6,7 @@ the built-in default (oslo.config's own environment source provides the
 environment layer).
 """
 
+import copy
 import os
 
 from keystonemiddleware import opts as keystone_opts
@@ -17,11 +18,13 @@ from oslo_policy import opts as policy_opts
 
 from placement.conf import api
 from placement.conf import database
+from placement.conf import middleware
 from placement.conf import paths
 from placement.conf import placement as placement_group
 from placement.conf import workarounds
 
-_GROUP_MODULES = (api, database, paths, placement_group, workarounds)
+_GROUP_MODULES = (api, database, middleware, paths, placement_group,
+                  workarounds)
 
 CORS_DEFAULTS = {
     'allow_headers': [
@@ -38,6 +41,11 @@ CORS_DEFAULTS = {
 def register_opts(conf):
     """Register every option the service reads on ``conf``."""
     for module in _GROUP_MODULES:
+        if hasattr(module, 'GROUP'):
+            # A group object of this ConfigOpts' own: oslo.config copies
+            # a registered OptGroup shallowly, so two ConfigOpts given
+            # the module's GROUP would share option values and overrides.
+            conf.register_group(copy.deepcopy(module.GROUP))
         module.register_opts(conf)
     logging.register_options(conf)
     policy_opts.set_defaults(conf)

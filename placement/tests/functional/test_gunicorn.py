@@ -41,6 +41,9 @@ def test_policy_and_cors_from_environment(tmp_path, enforce_new_defaults):
         _s, headers, _b = server.request(
             'GET', '/', token=None, headers={'origin': 'http://ui.example'})
         assert headers['access-control-allow-origin'] == 'http://ui.example'
+    # The WSGI application warns at start that noauth2 trusts anyone.
+    log = (tmp_path / 'gunicorn.log').read_text(errors='replace')
+    assert 'auth_strategy = noauth2: requests are NOT authenticated' in log
 
 
 def test_many_workers_share_one_database(tmp_path):

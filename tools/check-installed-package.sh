@@ -66,6 +66,9 @@ for group in api placement_database keystone_authtoken oslo_policy cors \
     grep -q "^\[$group\]" placement.conf.sample || {
         say "[$group] missing from the generated sample"; exit 1; }
 done
+# Our CORS defaults reach the sample (oslo.config.opts.defaults).
+grep -q '^#allow_headers = .*OpenStack-API-Version' placement.conf.sample || {
+    say "the sample lacks placement's [cors] defaults"; exit 1; }
 say "policy and configuration generators work"
 
 sh "$checkout/tools/check-installed-service.sh" "$venv" \

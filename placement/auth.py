@@ -1,5 +1,4 @@
-"""Authentication middlewares and the request-context builder (spec 01 §9).
-"""
+"""Authentication middlewares and the request-context builder."""
 
 import logging
 
@@ -18,7 +17,8 @@ def is_root(environ, allow_empty):
     """True for the version document, which is never authenticated.
 
     The bare mount prefix (empty path) counts only when ``allow_empty``:
-    under noauth2 the reference still asks for a token there (quirk Q4).
+    under noauth2 the reference still asks for a token there (see
+    api-ref/behaviour-choices.rst, 'A token at the bare mount prefix').
     """
     path = environ.get('PATH_INFO', '')
     return path == '/' or (allow_empty and path == '')

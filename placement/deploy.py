@@ -1,8 +1,8 @@
 """Build the WSGI application: database, start-up work, middleware stack.
 
-Order of layers, outermost first (spec 01 §1): proxy headers, request id
-and log, CORS, authentication, context, fault wrapper, microversion,
-application.
+Order of layers, outermost first (api-ref/design.rst): proxy headers,
+request id and log, CORS, authentication, context, fault wrapper,
+microversion, application.
 """
 
 import logging

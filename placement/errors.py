@@ -2,13 +2,14 @@
 
 Handlers raise the classes below (webob HTTP exceptions carrying a
 placement error ``code``). ``render`` turns any webob HTTP exception into
-the error document of spec 01 §6: JSON when the client prefers it, HTML or
-plain text otherwise (webob chooses, exactly as the reference does).
+the error document of api-ref/general.rst, 'Errors': JSON when the client
+prefers it, HTML or plain text otherwise (webob chooses, exactly as the
+reference does).
 """
 
 import webob.exc
 
-# Error codes (spec 01 §6.4). These strings never change.
+# Error codes (api-ref/general.rst, 'Errors'). These strings never change.
 UNDEFINED = 'placement.undefined_code'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
 INVENTORY_INUSE = 'placement.inventory.inuse'
@@ -29,7 +30,8 @@ class _PlacementError:
     """Mixin: a webob HTTP exception with a placement error code.
 
     ``vary=False`` (stored as ``sets_vary``) marks errors the reference raises outside handlers,
-    whose responses lack ``Vary: openstack-api-version`` (spec 01 §3.4).
+    whose responses lack ``Vary: openstack-api-version`` (see
+    api-ref/behaviour-choices.rst, 'Errors without Vary').
     """
 
     def __init__(self, message='', code=UNDEFINED, vary=True, headers=None,

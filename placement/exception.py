@@ -2,7 +2,8 @@
 
 Objects know nothing of HTTP; handlers catch these and raise the matching
 ``placement.errors`` class. ``str(exc)`` is the text clients see inside
-the error detail, so message formats follow the spec's error texts.
+the error detail, so message formats are those of the reference, which
+clients match.
 """
 
 

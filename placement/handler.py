@@ -105,7 +105,8 @@ ROUTES = {
 
 
 def _content_length_precheck(environ):
-    """Reject a body without a content type before routing (01 §4.3)."""
+    """Reject a body without a content type before routing
+    (api-ref/general.rst, 'Content negotiation')."""
     length = environ.get('CONTENT_LENGTH')
     if not length:
         return
@@ -142,7 +143,8 @@ class Dispatcher:
 
     def _dispatch(self, req):
         # PATH_INFO is the Latin-1 view of the raw path (PEP 3333); path
-        # parameters deliberately keep it (quirk Q3).
+        # parameters deliberately keep it (see api-ref/behaviour-choices.rst,
+        # 'Path parameters read as Latin-1').
         path = req.environ.get('PATH_INFO') or '/'
         match = self.mapper.match(path)
         if match is None:

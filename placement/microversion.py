@@ -88,7 +88,8 @@ class UnacceptableVersion(Exception):
 
 
 def from_header(header_value):
-    """Return the Version a request asks for (``OpenStack-API-Version``).
+    """Return the Version a request asks for: the last ``placement``
+    entry of the header, 1.0 without one (api-ref/general.rst).
 
     microversion-parse finds the last ``placement`` entry and parses
     ``X.Y``, as the upstream service does (``placement 1. 5`` is 1.5);

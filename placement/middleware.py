@@ -39,7 +39,7 @@ class Microversion:
     """Negotiate the microversion and echo it on every response.
 
     Parse failures answer 400/406 without ``code`` and without version
-    headers (spec 01 §3.2).
+    headers (api-ref/general.rst, 'Microversions').
     """
 
     def __init__(self, application):

@@ -1,4 +1,4 @@
-"""Policy enforcement with oslo.policy (spec 13)."""
+"""Policy enforcement with oslo.policy."""
 
 from oslo_policy import policy as oslo_policy
 
@@ -20,7 +20,7 @@ class PolicyEnforcer:
 
         A scope mismatch answers with just the rule name, a failed check
         string with "Policy does not allow {rule} to be performed." (the
-        texts clients match, spec 13 §2).
+        texts clients match).
         """
         try:
             self.enforcer.authorize(rule, target, context, do_raise=True)

@@ -1,4 +1,4 @@
-"""``placement-manage``: database administration (spec 15 §1)."""
+"""``placement-manage``: database administration."""
 
 import sys
 

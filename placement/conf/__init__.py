@@ -62,7 +62,8 @@ def cli_config_files():
 
 
 def web_service_config_files():
-    """The configuration files the web service reads (spec 12 §1).
+    """The configuration files the web service reads (README.rst,
+    Configuration).
 
     ``OS_PLACEMENT_CONFIG_DIR`` names the single directory whose
     ``placement.conf`` is read; otherwise oslo.config's default search for

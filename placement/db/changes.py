@@ -4,7 +4,8 @@ Processes that keep provider data in memory (inventories, usage, traits,
 aggregates, tree structure) learn from here, in one cheap query, which
 providers to reload. Provider generations cannot tell them: several
 writes change what those caches hold without bumping any generation
-(spec 11 §4.1).
+(a provider a moved consumer leaves, ``DELETE /allocations``, aggregates
+below 1.19, re-parenting; see api-ref/design.rst).
 
 Two tables hold the log. ``provider_change_counter`` has exactly one row
 (id 1) with the current ``version`` and ``pruned_to``, the version up to

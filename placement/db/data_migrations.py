@@ -1,4 +1,4 @@
-"""Online data migrations (spec 15 §1.1) and the counts upgrade checks use.
+"""Online data migrations and the counts upgrade checks use.
 
 Databases written by old releases may hold providers without a root
 provider id and allocations whose consumer has no ``consumers`` row. The

@@ -1,4 +1,4 @@
-"""Table definitions at the latest schema revision (spec 14).
+"""Table definitions at the latest schema revision.
 
 Names of tables, columns, unique constraints and indexes follow the
 upstream layout so an existing upstream database can be taken over.

@@ -21,7 +21,7 @@ def _serves_from_1_1(handler):
     """404 below 1.1, but only after the Accept/Content-Type check.
 
     These two handlers are the exception to the dispatcher's version gate:
-    the reference checks the media types first (spec 04 §1, §2), so they
+    the reference checks the media types first, so they
     are routed for every version and gate themselves inside.
     """
     @functools.wraps(handler)
@@ -77,5 +77,5 @@ def set_aggregates(req):
         raise errors.Conflict(str(exc))
     except exception.ResourceProviderNotFound as exc:
         raise errors.NotFound(str(exc), vary=False)
-    # The request's list, in request order, is echoed (spec 04 §2.4).
+    # The request's list, in request order, is echoed.
     return _response(req, aggregates, generation)

@@ -1,5 +1,4 @@
-"""/allocations, /allocations/{consumer_uuid} and provider allocations
-(spec 07 §1-§6)."""
+"""/allocations, /allocations/{consumer_uuid} and provider allocations."""
 
 from placement import errors
 from placement import exception

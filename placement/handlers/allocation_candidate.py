@@ -1,6 +1,6 @@
-"""GET /allocation_candidates (spec 09): parse, check, search, shape.
+"""GET /allocation_candidates: parse, check, search, shape.
 
-The query is validated in the order of 09: schema, request-wide
+The query is validated in the reference's order: schema, request-wide
 parameters, request groups (keys in query order), group consistency,
 trait conflicts, the ``group_policy`` requirement; unknown names are
 reported by the engine during the search.
@@ -122,7 +122,7 @@ def _limit(params):
 
 
 def _root_required(params):
-    """``root_required`` -> (required names, forbidden names), 09 §2."""
+    """``root_required`` -> (required names, forbidden names)."""
     values = params.getall('root_required')
     if not values:
         return (), ()
@@ -204,7 +204,8 @@ def _in_tree(value):
 
 
 def _check_groups(groups, same_subtree, version):
-    """Group consistency, 09 §4.1 (before 1.36) and §4.2 (from 1.36)."""
+    """Group consistency: the rules before 1.36, and from 1.36 those
+    that allow resourceless groups named in ``same_subtree``."""
     resourceless = [g for g in groups if not g.resources]
     if version >= SAME_SUBTREE_VERSION:
         if len(resourceless) == len(groups):
@@ -249,7 +250,7 @@ def _check_groups(groups, same_subtree, version):
 
 def _check_conflicts(groups, version):
     """A required trait (or a whole ``in:`` term) also forbidden in the
-    same group, 09 §4.3."""
+    same group."""
     if version < CONFLICT_CHECK_VERSION:
         return
     items = []

@@ -1,4 +1,4 @@
-"""/resource_providers/{uuid}/inventories[/{resource_class}] (spec 03)."""
+"""/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
 from placement import errors
 from placement import exception
@@ -186,7 +186,8 @@ def delete_inventory(req):
     except (exception.InventoryInUse, exception.ConcurrentUpdateDetected,
             exception.ResourceProviderNotFound) as exc:
         # The reference reports an inventory in use as a concurrent
-        # update (quirk Q9).
+        # update (see api-ref/behaviour-choices.rst, 'Deleting an inventory
+        # in use').
         raise errors.Conflict('Unable to delete inventory of class %s: %s'
                               % (resource_class, exc),
                               code=errors.CONCURRENT_UPDATE)

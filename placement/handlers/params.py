@@ -1,12 +1,12 @@
 """Parsers for the query parameters that filter providers.
 
 ``resources``, ``required`` and ``member_of`` share one grammar wherever
-they appear: ``GET /resource_providers`` (spec 02 §3.3, §3.4, §3.6) and
-every request group of ``GET /allocation_candidates`` (09 §3). The
-parsers turn raw query values into plain values and raise
-``errors.BadRequest`` with the spec's texts for malformed input. Whether
-the named classes, traits or aggregates exist is not their business: the
-lookups report that, with messages that differ per endpoint.
+they appear: ``GET /resource_providers`` and every request group of
+``GET /allocation_candidates``. The parsers turn raw query values into
+plain values and raise ``errors.BadRequest`` with the reference's texts
+for malformed input. Whether the named classes, traits or aggregates
+exist is not their business: the lookups report that, with messages that
+differ per endpoint.
 """
 
 import dataclasses
@@ -68,7 +68,8 @@ class MemberOf:
     A provider qualifies if, for every term, it belongs to at least one
     aggregate of that term, and belongs to none of ``forbidden``.
     Aggregate uuids are kept exactly as written (they are stored and
-    compared verbatim, spec 04 §2.3).
+    compared verbatim, see api-ref/behaviour-choices.rst, 'Aggregate uuids
+    kept verbatim').
     """
 
     terms: typing.List[typing.FrozenSet[str]]
@@ -143,7 +144,8 @@ def parse_required(values, version, key='required'):
                 _add_unique(required, item)
             continue
         items = [item.strip() for item in value.split(',')]
-        # Every leading "!" goes (quirk Q21): "!!T" forbids T, "!" is empty.
+        # Every leading "!" goes: "!!T" forbids T, "!" is empty (see
+        # api-ref/behaviour-choices.rst, 'Repeated leading ! on traits').
         if not all(item.lstrip(_NOT) for item in items):
             raise errors.BadRequest(_REQUIRED_EMPTY % (form, value))
         for item in items:

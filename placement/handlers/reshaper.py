@@ -1,4 +1,4 @@
-"""POST /reshaper (spec 08)."""
+"""POST /reshaper."""
 
 from placement import errors
 from placement import exception

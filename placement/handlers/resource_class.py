@@ -1,4 +1,4 @@
-"""/resource_classes and /resource_classes/{name} (spec 06, MV >= 1.2)."""
+"""/resource_classes and /resource_classes/{name} (MV >= 1.2)."""
 
 from placement import errors
 from placement import exception

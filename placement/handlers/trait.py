@@ -26,7 +26,8 @@ def _name_filter(value):
         return argument.split(','), None
     if operator == 'startswith':
         return None, argument
-    # Any other operator filters nothing (quirk Q11).
+    # Any other operator filters nothing (see api-ref/behaviour-choices.rst,
+    # 'Unknown operators in GET /traits?name=').
     return None, None
 
 

@@ -1,4 +1,4 @@
-"""Usages: per provider (spec 07 §7) and per project/user (§8)."""
+"""Usages: per provider and per project/user."""
 
 from placement import errors
 from placement import exception

@@ -2,7 +2,8 @@
 
 An aggregate row is created the first time a provider is associated with
 it and is never deleted. Its uuid is stored verbatim, exactly as the
-client spelled it (spec 04 §2.3): two spellings are two aggregates.
+client spelled it: two spellings are two aggregates (see
+api-ref/behaviour-choices.rst, 'Aggregate uuids kept verbatim').
 """
 
 import sqlalchemy as sa
@@ -66,7 +67,8 @@ def ensure(ctx, uuids):
     """{uuid: id} for ``uuids``, creating the missing aggregates.
 
     Runs in transactions of its own, committed before the caller's write
-    (spec 11 §7), and is retried in a fresh transaction while a concurrent
+    (the aggregate rows outlive a failed write), and is retried in a
+    fresh transaction while a concurrent
     creation of the same uuid keeps it from seeing every row.
     """
     uuids, found = set(uuids), {}

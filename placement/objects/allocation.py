@@ -2,9 +2,10 @@
 
 A write replaces the whole allocation set of every consumer it names in
 one transaction that locks the providers, checks every amount against
-the inventories (spec 11 §6), inserts the rows and bumps the provider and
-consumer generations by compare-and-set. A lost provider race re-runs
-the transaction; anything else rolls all of it back.
+the inventories (capacity, min/max unit, step size), inserts the rows and
+bumps the provider and consumer generations by compare-and-set. A lost
+provider race re-runs the transaction; anything else rolls all of it
+back.
 """
 
 import collections
@@ -52,7 +53,7 @@ class ConsumerAllocations:
 def prepare(ctx, requests):
     """ConsumerAllocations for ``requests``: each consumer found or
     created, in the caller's transaction. Raises
-    ConsumerGenerationMismatch (spec 11 §5.3)."""
+    ConsumerGenerationMismatch."""
     consumers = consumer_obj.prepare_all(
         ctx, [request.consumer for request in requests])
     return [ConsumerAllocations(consumer, request.allocations)
@@ -64,8 +65,9 @@ def missing_provider(ctx, writes):
     name, or None.
 
     Returned rather than raised: the caller's transaction then commits
-    the consumers it prepared, which spec 11 §5.4 (quirk) keeps when a
-    request names an unknown provider.
+    the consumers it prepared, which the reference keeps when a request
+    names an unknown provider (see api-ref/behaviour-choices.rst, 'Orphan
+    consumers').
     """
     try:
         provider_ids(ctx, request_uuids(writes))
@@ -187,7 +189,8 @@ def _bump_consumer(ctx, consumer):
 @db_api.writer
 def replace(ctx, writes):
     """Replace the allocation sets of ``writes`` (ConsumerAllocations) in
-    one transaction, as one request (spec 11 §6, §4.1).
+    one transaction, as one request: capacity is checked for all of
+    them together, and each provider's generation is bumped once.
 
     Consumers whose set is empty lose all their allocations and are then
     deleted; one that had none is left untouched. Raises
@@ -216,7 +219,7 @@ def replace(ctx, writes):
     ctx.conn.execute(sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(
         [w.consumer.uuid for w in touched])))
     # Every provider that loses rows changes usage, also those a moved
-    # consumer leaves, whose generation is not bumped (spec 11 §4.1);
+    # consumer leaves, whose generation is not bumped (as in the reference);
     # those that gain rows are bumped, and so recorded, below.
     changes.touch(ctx, {rp for _consumer, rp, _rc, _used in current})
     new_rows = [(rp_ids[uuid], rc_ids[rc], amount, write.consumer.uuid)

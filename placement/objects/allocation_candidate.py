@@ -1,4 +1,7 @@
-"""The allocation-candidates engine (spec 10) behind one interface.
+"""The allocation-candidates engine behind one interface.
+
+The rules it implements are in api-ref/allocation-candidates.rst, 'How
+candidates are formed'; its design in api-ref/design.rst.
 
 ``find(ctx, request, options)`` takes plain request groups and returns
 candidates and provider summaries as plain values; it knows nothing of
@@ -57,7 +60,8 @@ class RequestGroup:
 @dataclasses.dataclass
 class Request:
     """A whole query. ``nested_aware`` is false below microversion 1.29
-    (spec 10 §8.2); ``same_subtree`` holds one set of suffixes per
+    (no two providers of one tree per candidate, where any provider is
+    nested); ``same_subtree`` holds one set of suffixes per
     occurrence; ``root_required``/``root_forbidden`` are trait names."""
 
     groups: typing.List[RequestGroup]
@@ -72,7 +76,9 @@ class Request:
 
 @dataclasses.dataclass
 class Options:
-    """Deployment settings (``[placement]`` options of spec 12)."""
+    """Deployment settings: ``[placement] max_allocation_candidates``,
+    ``randomize_allocation_candidates`` and
+    ``allocation_candidates_generation_strategy``."""
 
     max_candidates: int = -1
     randomize: bool = False
@@ -260,7 +266,7 @@ class _SpaceBuilder:
         elif group.suffix or not (self.index.nested or self._sharing):
             partials = self._single_provider(ids, root)
         else:
-            # Spec 10 §3.3: in a tree of one provider that no sharing
+            # In a tree of one provider that no sharing
             # provider serves, the unsuffixed group is that provider.
             lone = self._lone_roots()
             partials = self._single_provider(ids, root, among=lone)
@@ -353,7 +359,7 @@ class _SpaceBuilder:
             self.space.room[provider, rc] = self.index.room(provider, rc)
 
     def _resourceless(self, ids):
-        """Spec 10 §3.2: traits and aggregates only; needs a positive
+        """Resourceless groups: traits and aggregates only; need a positive
         term to match anything; ``in_tree`` is ignored."""
         if not ids.required and not ids.member_of:
             return {}
@@ -364,8 +370,9 @@ class _SpaceBuilder:
         return partials
 
     def _spreadable(self, ids, tree_root, besides):
-        """Spec 10 §3.3: each class from any provider of the anchor's tree
-        or an associated sharing provider (none of ``besides``)."""
+        """The unsuffixed group: each class from any provider of the
+        anchor's tree or an associated sharing provider (none of
+        ``besides``)."""
         index = self.index
         # Necessary conditions first (the exact aggregate and trait rules
         # are checked per anchor below): in an aggregate of each term or

@@ -1,4 +1,5 @@
-"""Combining request groups into allocation candidates (spec 10 §4-§7).
+"""Combining request groups into allocation candidates (the rules are in
+api-ref/allocation-candidates.rst, 'How candidates are formed').
 
 Pure Python over plain values, no database: ``allocation_candidate``
 finds each group's partial candidates in the ``provider_index``, this
@@ -135,7 +136,8 @@ class SearchSpace:
     ``room[(provider, class)]`` is how much one candidate may place
     there: ``min(capacity - used, max_unit)``. ``ancestry`` is needed
     only for ``same_subtree`` constraints (sets of suffixes).
-    ``one_provider_per_tree`` is the pre-1.29 rule of spec 10 §8.2.
+    ``one_provider_per_tree`` is the rule before 1.29 in a cloud with
+    nesting: no candidate takes resources from two providers of one tree.
     ``shared_classes`` are the classes more than one group asks for: the
     only ones whose consolidated amounts can exceed a provider's room.
     """

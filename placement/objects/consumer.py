@@ -1,6 +1,6 @@
 """Consumers and the project, user and consumer-type records they name.
 
-A consumer is prepared before its allocations are written (spec 11 §5):
+A consumer is prepared before its allocations are written:
 its project, user and type are found or created, its generation is
 checked against the client's, and a new consumer record is created with
 generation 0 — in the transaction of the write, so a failed write leaves

@@ -24,7 +24,7 @@ _RC = tables.resource_classes
 _ALLOC = tables.allocations
 
 MAX_INT = 2147483647
-#: Values of omitted record fields (spec 03 §1).
+#: Values of omitted record fields (api-ref/inventories.rst).
 DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': MAX_INT,
             'step_size': 1, 'allocation_ratio': 1.0}
 FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',

@@ -270,7 +270,8 @@ class ProviderIndex:
 
     def fitting(self, providers, amounts):
         """Those of ``providers`` (in order) that can take every ``(class,
-        amount)`` of ``amounts`` on its own (spec 10 §1)."""
+        amount)`` of ``amounts`` on its own (the capacity test of
+        api-ref/allocation-candidates.rst)."""
         inventories, usage = self.inventories, self.usage
         for provider in providers:
             own, used = inventories[provider], usage.get(provider)

@@ -1,5 +1,7 @@
 """The reshaper: inventories and allocations of several providers
-replaced in one transaction (spec 08 §3)."""
+replaced in one transaction (api-ref/reshaper.rst, and
+api-ref/behaviour-choices.rst, 'Generation of a provider emptied by a
+reshape')."""
 
 from placement import exception
 from placement.db import api as db_api
@@ -42,7 +44,8 @@ def reshape(ctx, inventories, requests):
     Inventory capacity rules are not applied. Raises what
     ``inventory.replace_all``, ``allocation.prepare`` and
     ``allocation.replace`` raise, and ResourceProviderNotFound (after
-    committing the prepared consumers, spec 08 §2) if an allocation names
+    committing the prepared consumers, see api-ref/behaviour-choices.rst,
+    'Orphan consumers') if an allocation names
     an unknown provider.
     """
     missing = _reshape(ctx, inventories, requests)

@@ -15,7 +15,7 @@ from placement import exception
 
 _RC = tables.resource_classes
 
-#: Standard class names in id order (spec appendix A.1).
+#: Standard class names in id order (the position is the id).
 STANDARD = tuple(os_resource_classes.STANDARDS)
 #: Ids from here on are custom classes.
 CUSTOM_MIN_ID = 10000

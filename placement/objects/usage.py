@@ -1,5 +1,6 @@
 """Usages of a project (or one of its users): sums of allocations over
-the consumers they own, optionally grouped by consumer type (spec 07 §8).
+the consumers they own, optionally grouped by consumer type
+(api-ref/usages.rst).
 
 Allocation rows without a consumer record are not counted.
 """

@@ -1,4 +1,4 @@
-"""Policy rule defaults (spec 13).
+"""Policy rule defaults.
 
 Base rules carry the deprecated (legacy) check strings; with
 ``[oslo_policy] enforce_new_defaults = False`` oslo.policy ORs them in.

@@ -1,4 +1,4 @@
-"""One rule per API operation (spec 13 §4)."""
+"""One rule per API operation."""
 
 from oslo_policy import policy
 

@@ -1,4 +1,4 @@
-"""Query schemas of GET /allocation_candidates, per microversion (09 §1).
+"""Query schemas of GET /allocation_candidates, per microversion.
 
 Values are strings; the schema sees the last value of a repeated key.
 From 1.25 the group keys are matched by regexes carrying the allowed

@@ -101,7 +101,7 @@ class APIFixture(fixture.GabbiFixture):
 
 
 class SharedStorageFixture(APIFixture):
-    """Spec 10 §11 topology T1: two flat compute nodes and a sharing disk.
+    """Topology T1: two flat compute nodes and a sharing disk.
 
     Fixed uuids (the candidate files compare whole JSON objects keyed by
     provider uuid, which ``$ENVIRON`` cannot template)::
@@ -153,7 +153,7 @@ class SharedStorageFixture(APIFixture):
 
 
 class NUMAFixture(SharedStorageFixture):
-    """T1 plus spec 10 §11 topology T2, a compute node with NUMA nodes
+    """T1 plus topology T2, a compute node with NUMA nodes
     and physical functions::
 
         CN    cc000000-0000-4000-8000-000000000000  VCPU 4,
@@ -189,12 +189,12 @@ class NUMAFixture(SharedStorageFixture):
 
 
 class LegacyPolicyFixture(APIFixture):
-    """APIFixture with the legacy policy defaults (spec 13 §3)."""
+    """APIFixture with the legacy policy defaults."""
 
     conf_overrides = {'oslo_policy__enforce_new_defaults': False}
 
 
 class CORSFixture(APIFixture):
-    """APIFixture with CORS allowing one origin (spec 01 §10)."""
+    """APIFixture with CORS allowing one origin."""
 
     conf_overrides = {'cors__allowed_origin': ['http://ui.example']}

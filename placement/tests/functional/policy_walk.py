@@ -1,7 +1,7 @@
 """The policy walk: every operation, every kind of caller, both defaults.
 
-``SAMPLES`` holds one request per API operation of the specification
-(including routes other branches add); the rule guarding it comes from
+``SAMPLES`` holds one request per API operation (including routes other
+branches add); the rule guarding it comes from
 ``placement.policies.api_rules``. ``render`` turns them into the gabbi
 files ``gabbits/policy-<defaults>.yaml``, keeping only operations whose
 route exists in ``placement.handler.ROUTES``. Regenerate after adding
@@ -9,7 +9,8 @@ routes with::
 
     make policy-gabbits
 
-Who may do what is written down here from spec 13 §5, independently of
+Who may do what is written down here from the documented defaults
+(README.rst, 'Authentication and policy'), independently of
 the policy code, so the walk checks the policy defaults rather than
 repeating them. Samples deliberately name missing objects or carry
 invalid bodies: policy runs before validation and lookups, so a denied
@@ -35,7 +36,8 @@ _INVENTORY = {'resource_provider_generation': 0,
               'inventories': {'VCPU': {'total': 8}}}
 # No consumer_generation: the schema rejects the body before a consumer
 # record is made. A valid body naming a missing provider would leave an
-# orphan consumer behind (spec 11 §5.4), failing the next caller's 400.
+# orphan consumer behind (api-ref/behaviour-choices.rst, 'Orphan
+# consumers'), failing the next caller's 400.
 _CONSUMER = {'allocations': {"$ENVIRON['MISSING_UUID']":
                              {'resources': {'VCPU': 1}}},
              'project_id': "$ENVIRON['PROJECT_ID']",
@@ -117,12 +119,12 @@ PATH_OVERRIDES = {
     ('DELETE', '/traits/{name}'): '/traits/CUSTOM_MISSING',
 }
 
-#: The detail of every 403 (spec 13 §2) around its message.
+#: The detail of every policy 403 around its message.
 DENIAL_DETAIL = 'Access was denied to this resource.\n\n %s  '
 
 Persona = collections.namedtuple('Persona', 'name headers denial')
 
-#: Kinds of caller (noauth2 headers, spec 13 §6) and how a denial reads:
+#: Kinds of caller (noauth2 headers) and how a denial reads:
 #: 'check' = the check string failed, 'scope' = wrong token scope.
 PERSONAS = [
     Persona('admin', {'x-auth-token': 'admin'}, 'check'),
@@ -141,7 +143,7 @@ PERSONAS = [
     Persona('anonymous', {}, None),
 ]
 
-#: Spec 13 §5: which personas each default check string lets in, per
+#: Which personas each default check string lets in, per
 #: defaults mode. The reader's sample asks for its own project (p1).
 ALLOWED = {
     'rule:admin_or_service_api': {
@@ -225,7 +227,7 @@ HEADER = """\
 # "make policy-gabbits" after adding routes or changing the samples.
 #
 # Every routed operation as every kind of caller under the %s policy
-# defaults (spec 13 §5).
+# defaults.
 """
 
 

@@ -1,4 +1,4 @@
-"""Spec 16's conformance scenarios, row by row (data in conformance.yaml).
+"""The conformance scenarios, row by row (data in conformance.yaml).
 
 Every row runs once, in order, against one fresh database, because each
 section builds on the state the earlier ones leave. The whole run happens
@@ -31,10 +31,11 @@ from placement.tests import fixtures
 
 URL_ENV = 'PLACEMENT_CONFORMANCE_URL'
 DATA = os.path.join(os.path.dirname(__file__), 'conformance.yaml')
-#: The address the spec's Location headers show; replaced by the target's.
+#: The address the scenarios' Location headers show; replaced by the
+#: target's.
 SPEC_BASE = 'http://127.0.0.1:8197'
 
-#: The fixed part of error details by status (spec 01 §6.2).
+#: The fixed part of error details by status (webob's explanations).
 EXPLANATIONS = {
     400: 'The server could not comply with the request since it is either '
          'malformed or otherwise incorrect.',
@@ -76,7 +77,7 @@ SPEC = _load()
 
 
 class Symbols:
-    """Replaces the spec's symbolic names by their uuids, everywhere."""
+    """Replaces the scenarios' symbolic names by their uuids, everywhere."""
 
     def __init__(self, mapping, base_url):
         self.mapping = dict(mapping)
@@ -96,7 +97,8 @@ class Symbols:
 
 
 class WSGIClient:
-    """Calls the application in-process, as the spec's server address."""
+    """Calls the application in-process, as the scenarios' server
+    address."""
 
     base_url = SPEC_BASE
 
@@ -160,7 +162,7 @@ def _request(row, sym):
 
 
 def negotiated_version(headers):
-    """The microversion a request's headers select (spec 01 §3.1).
+    """The microversion a request's headers select (api-ref/general.rst).
 
     None when the value is not a supported version (the service answers
     400 or 406 without version headers then).
@@ -226,7 +228,8 @@ def _same(found, expected):
 
 
 def _check_error(row, version, resp, doc, message, problems):
-    """The JSON error body (spec 01 §6): one error, envelope, code."""
+    """The JSON error body (api-ref/general.rst, 'Errors'): one error,
+    envelope, code."""
     errors = doc.get('errors') if isinstance(doc, dict) else None
     if not errors or len(errors) != 1:
         problems.append('not one placement error: %r' % (doc,))
@@ -255,7 +258,8 @@ def _check_error(row, version, resp, doc, message, problems):
 
 
 def _cached(method, path, version, status):
-    """Whether the response carries the cache headers (spec 01 §8)."""
+    """Whether the response carries the cache headers (api-ref/general.rst,
+    'Caching')."""
     if version is None or version < (1, 15) or status >= 400:
         return False
     if method == 'GET':
@@ -279,14 +283,16 @@ def _check_cache_headers(request, version, resp, problems):
         problems.append('cache-control %r'
                         % resp.headers.get('cache-control'))
     # The reference omits Last-Modified where it has no timestamp (a
-    # provider's first update, an empty inventory) though §8 says "now".
+    # provider's first update, an empty inventory); we send one there too
+    # (api-ref/behaviour-choices.rst, 'Caching headers').
     modified = resp.headers.get('last-modified')
     if modified is not None and not re.fullmatch(HTTP_DATE, modified):
         problems.append('last-modified %r' % modified)
 
 
 def _check_general(request, version, resp, problems):
-    """What spec 01 asks of every response, whatever the row."""
+    """What every response must show, whatever the row (request id,
+    version headers, cache headers, error format)."""
     if not re.fullmatch(REQUEST_ID, resp.headers.get(
             'x-openstack-request-id', '')):
         problems.append('request id %r'

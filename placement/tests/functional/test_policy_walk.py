@@ -20,7 +20,7 @@ def test_every_route_has_a_rule_and_a_sample():
 
 
 def test_samples_and_rules_name_the_same_operations():
-    # Every operation of spec 13 §4 is walked once its route exists.
+    # Every operation with a policy rule is walked once its route exists.
     assert set(policy_walk.SAMPLES) == set(policy_walk.rules_by_operation())
 
 

@@ -61,3 +61,13 @@ def test_mount_prefix_appears_in_links_and_location(app):
         'http://example.test:8080/placement/resource_providers/%s' % uuid)
     assert json.loads(resp.body)['links'][0]['href'] == (
         '/placement/resource_providers/%s' % uuid)
+
+
+def test_noauth_asks_for_a_token_at_the_bare_mount_prefix(app):
+    # See api-ref/behaviour-choices.rst, 'A token at the bare mount prefix'.
+    req = webob.Request.blank('/')
+    req.environ['SCRIPT_NAME'] = '/placement'
+    req.environ['PATH_INFO'] = ''
+    assert req.get_response(app).status_int == 401
+    req.environ['PATH_INFO'] = '/'
+    assert req.get_response(app).status_int == 200

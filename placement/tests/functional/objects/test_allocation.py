@@ -63,7 +63,7 @@ def test_unknown_class_in_last_consumer_writes_nothing(ctx, provider):
 
 
 def test_unknown_provider_keeps_prepared_consumers(ctx, provider):
-    """The orphan quirk of spec 11 §5.4."""
+    """See api-ref/behaviour-choices.rst, 'Orphan consumers'."""
     consumer = str(uuid.uuid4())
     with pytest.raises(exception.ResourceProviderNotFound):
         alloc_obj.write(ctx, [_request(consumer, {

@@ -1,5 +1,4 @@
-"""placement-manage and placement-status against a real database (spec 15).
-"""
+"""placement-manage and placement-status against a real database."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The allocation-candidates engine called directly (spec 10).
+"""The allocation-candidates engine called directly.
 
 Topologies are built with the object layer (inventories and allocations
 as rows), and candidates are compared as exact sets of
@@ -101,7 +101,8 @@ def _alloc(**providers):
 
 @pytest.fixture
 def t1(ctx):
-    """Spec 10 §11 T1: two compute nodes and a sharing disk in A."""
+    """T1 (as gabbi_fixtures.SharedStorageFixture): two compute nodes and
+    a sharing disk in A."""
     topo = Topology(ctx)
     topo.add('CN1', inventory={'VCPU': 8, 'MEMORY_MB': 4096}, aggs=['A'])
     topo.add('CN2', inventory={'VCPU': 8, 'MEMORY_MB': 4096,
@@ -113,7 +114,8 @@ def t1(ctx):
 
 @pytest.fixture
 def t2(ctx):
-    """Spec 10 §11 T2: a compute node with two NUMA nodes and two PFs."""
+    """T2 (as gabbi_fixtures.NUMAFixture): a compute node with two NUMA
+    nodes and two PFs."""
     topo = Topology(ctx)
     topo.add('CN', inventory={'VCPU': 4},
              traits=['COMPUTE_VOLUME_MULTI_ATTACH'])
@@ -139,7 +141,8 @@ def test_spread_over_tree_and_sharing_provider(t1):
 def test_lone_trees_nested_trees_and_sharing_in_one_cloud(ctx):
     """Single-provider trees take the short path, unless a sharing
     provider serves them; nested trees spread; the answers are those of
-    spec 10 §3.3 for every kind of tree at once."""
+    the unsuffixed-group rules (api-ref/allocation-candidates.rst) for
+    every kind of tree at once."""
     topo = Topology(ctx)
     topo.add('LONE', inventory={'VCPU': 8, 'DISK_GB': 100})
     topo.add('LONE_NO_DISK', inventory={'VCPU': 8})
@@ -191,7 +194,8 @@ def test_consolidated_capacity_is_rechecked(ctx):
 
 
 def test_isolate_with_the_same_class_unsuffixed_sums_correctly(t2):
-    """Spec 10 §12: amounts are the sums actually placed, never more."""
+    """Amounts are the sums actually placed, never more (see
+    api-ref/behaviour-choices.rst, 'Amounts under group_policy=isolate')."""
     found = t2.candidates([Group('', {'VCPU': 1}), Group('1', {'VCPU': 1})],
                           isolate=True)
     for allocations, _ in found:

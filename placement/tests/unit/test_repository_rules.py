@@ -1,0 +1,148 @@
+"""Rules of the code base that api-ref/design.rst and HACKING.rst state:
+the layers import only downwards, and the repository explains itself
+without citing a document outside it."""
+
+import ast
+import os
+import re
+
+import pytest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), '..', '..',
+                                     '..'))
+
+#: Layer -> modules it must never import (prefix match on dotted names).
+FORBIDDEN_IMPORTS = {
+    # Handlers never touch SQL.
+    'placement/handlers': ('sqlalchemy', 'placement.db'),
+    'placement/schemas': ('sqlalchemy', 'placement.db'),
+    # Objects never see HTTP.
+    'placement/objects': ('webob', 'routes', 'placement.handler',
+                          'placement.errors', 'placement.util',
+                          'placement.microversion', 'placement.middleware',
+                          'placement.auth', 'placement.deploy'),
+    'placement/db': ('webob', 'routes', 'placement.handler',
+                     'placement.errors', 'placement.util',
+                     'placement.microversion', 'placement.objects'),
+}
+
+#: Citations of an outside document's numbering: a numbered spec, a
+#: section sign, a numbered quirk. (Spelled so that this file does not
+#: match it.)
+CITATION = re.compile(r'[Ss]pec \d+|\u00a7|quir[k] Q\d+|\(Q\d+\)')
+#: What must not cite it: everything of ours but the test data directory
+#: trees it does not concern.
+CHECKED = ('placement', 'gabbits', 'tools', 'benchmarks', 'api-ref',
+           'releasenotes', 'README.rst', 'HACKING.rst')
+TEXT_SUFFIXES = ('.py', '.yaml', '.rst', '.sh', '.cfg', '.txt', '.mako')
+
+
+def _python_files(directory):
+    for dirpath, _dirs, files in os.walk(os.path.join(ROOT, directory)):
+        for name in files:
+            if name.endswith('.py'):
+                yield os.path.join(dirpath, name)
+
+
+def imported_modules(path):
+    """Dotted names a Python file imports (``from a import b`` gives
+    ``a`` and ``a.b``, as b may be a module)."""
+    with open(path, encoding='utf-8') as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            yield node.module
+            for alias in node.names:
+                yield '%s.%s' % (node.module, alias.name)
+
+
+def _breaks(name, forbidden):
+    return any(name == f or name.startswith(f + '.') for f in forbidden)
+
+
+@pytest.mark.parametrize('layer', sorted(FORBIDDEN_IMPORTS))
+def test_layer_imports_only_downwards(layer):
+    forbidden = FORBIDDEN_IMPORTS[layer]
+    found = ['%s imports %s' % (os.path.relpath(path, ROOT), name)
+             for path in _python_files(layer)
+             for name in imported_modules(path) if _breaks(name, forbidden)]
+    assert not found, found
+
+
+def test_forbidden_import_is_detected(tmp_path):
+    path = tmp_path / 'widget.py'
+    path.write_text('from placement import errors\nimport sqlalchemy as sa\n')
+    names = list(imported_modules(str(path)))
+    assert _breaks('placement.errors', FORBIDDEN_IMPORTS['placement/objects'])
+    assert any(_breaks(n, FORBIDDEN_IMPORTS['placement/handlers'])
+               for n in names)
+
+
+def _text_files():
+    for entry in CHECKED:
+        top = os.path.join(ROOT, entry)
+        if os.path.isfile(top):
+            yield top
+            continue
+        for dirpath, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if d != '__pycache__']
+            for name in files:
+                if name.endswith(TEXT_SUFFIXES):
+                    yield os.path.join(dirpath, name)
+
+
+def test_no_citation_of_documents_outside_the_repository():
+    """A fact worth citing goes into api-ref/ in our own words; comments
+    point there (see HACKING.rst)."""
+    found = []
+    for path in _text_files():
+        with open(path, encoding='utf-8') as f:
+            for number, line in enumerate(f, 1):
+                if CITATION.search(line):
+                    found.append('%s:%d: %s' % (os.path.relpath(path, ROOT),
+                                                number, line.strip()))
+    assert not found, '\n'.join(found)
+
+
+@pytest.mark.parametrize('line', [
+    '# (spe' 'c 10 \u00a73.3)', '"""Policy (Spe' 'c 13)."""',
+    'keeps it (quir' 'k Q3).', '- name: stripped (Q' '21)'])
+def test_citation_pattern_matches(line):
+    assert CITATION.search(line)
+
+
+#: "behaviour-choices.rst, 'Entry name'" in a comment, once comment
+#: markers and line breaks are folded away.
+_ENTRY_REFERENCE = re.compile(r"behaviour-choices\.rst(?:``)?,? '([^']+)'")
+
+
+def _folded(text):
+    lines = [re.sub(r'^\s*(#:?|-)?\s*', '', line)
+             for line in text.splitlines()]
+    return ' '.join(lines)
+
+
+def test_references_name_existing_behaviour_choices():
+    with open(os.path.join(ROOT, 'api-ref', 'behaviour-choices.rst'),
+              encoding='utf-8') as f:
+        names = {line.strip() for line in f
+                 if line.strip() and not line[0].isspace()}
+    dangling = []
+    for path in _text_files():
+        if os.path.samefile(path, __file__):
+            continue  # its examples are not references
+        with open(path, encoding='utf-8') as f:
+            for name in _ENTRY_REFERENCE.findall(_folded(f.read())):
+                if name not in names:
+                    dangling.append('%s: %r' % (os.path.relpath(path, ROOT),
+                                                name))
+    assert not dangling, dangling
+
+
+def test_folded_reference_is_found():
+    text = ("    # see api-ref/behaviour-choices.rst, 'Orphan\n"
+            "    # consumers').\n")
+    assert _ENTRY_REFERENCE.findall(_folded(text)) == ['Orphan consumers']

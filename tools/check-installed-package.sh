@@ -29,7 +29,6 @@ tar -C "$checkout" --exclude=./.git --exclude=./.venv --exclude=./build \
     tar -C "$tmp/src" -xf -
 
 PYTHON=${PYTHON:-python3} sh "$checkout/tools/make-venv.sh" "$venv"
-"$venv/bin/pip" install -q --upgrade pip
 "$venv/bin/pip" wheel -q --no-deps -w "$tmp/dist" "$tmp/src"
 wheel=$(ls "$tmp/dist"/*.whl)
 say "built $(basename "$wheel")"

@@ -16,6 +16,7 @@ from placement import auth
 from placement import body_limit
 from placement import context as placement_context
 from placement.db import api as db_api
+from placement.db import drivers
 from placement.db import migration
 from placement import handler
 from placement import middleware
@@ -42,6 +43,9 @@ def create_database(conf):
     url = group.connection
     if group.connection_parameters:
         url += ('&' if '?' in url else '?') + group.connection_parameters
+    missing = drivers.problem(url)
+    if missing:
+        raise ConfigurationError(missing)
     db = db_api.Database(
         url, sqlite_synchronous=group.sqlite_synchronous,
         mysql_sql_mode=group.mysql_sql_mode, pool_size=group.max_pool_size,

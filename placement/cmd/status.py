@@ -31,7 +31,7 @@ class Checks(upgradecheck.UpgradeCommands):
             ('Missing Root Provider IDs', Checks._check_root_provider_ids),
             ('Incomplete Consumers', Checks._check_incomplete_consumers),
             ('Policy File JSON to YAML Migration',
-             (common_checks.check_policy_json, {'conf': conf})),
+             Checks._check_policy_json),
         )
 
     @property
@@ -46,6 +46,16 @@ class Checks(upgradecheck.UpgradeCommands):
         finally:
             if self._db is not None:
                 self._db.dispose()
+
+    def _check_policy_json(self):
+        # The library's shared check reports a JSON policy file as a
+        # Failure; for Placement it is a Warning (the file still works),
+        # with the library's own advice kept as the details.
+        result = common_checks.check_policy_json(self, conf=self.conf)
+        if result.code == upgradecheck.Code.FAILURE:
+            return upgradecheck.Result(upgradecheck.Code.WARNING,
+                                       result.details)
+        return result
 
     def _check_root_provider_ids(self):
         if data_migrations.missing_root_provider_count(self.db):

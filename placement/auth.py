@@ -1,5 +1,7 @@
 """Authentication middlewares and the request-context builder."""
 
+import logging
+
 import webob
 import webob.dec
 import webob.exc
@@ -8,6 +10,8 @@ from placement import context as placement_context
 from placement import metrics_access
 
 ENVIRON_CONTEXT = 'placement.context'
+
+LOG = logging.getLogger(__name__)
 
 
 def is_root(environ, allow_empty):
@@ -32,6 +36,10 @@ class NoAuth:
 
     def __init__(self, application):
         self.application = application
+        # Whoever starts a service this way must be told, every time.
+        LOG.warning('[api] auth_strategy = noauth2: requests are NOT '
+                    'authenticated, any caller can act as admin. For '
+                    'development and tests only; never expose this service.')
 
     @webob.dec.wsgify
     def __call__(self, req):

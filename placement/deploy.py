@@ -2,7 +2,8 @@
 
 Order of layers, outermost first (api-ref/design.rst): proxy headers,
 request metrics, request id and log, CORS, trusted-network mark,
-authentication, context, fault wrapper, microversion, application.
+authentication, context, fault wrapper, microversion, body size limit,
+application.
 """
 
 import logging
@@ -13,8 +14,10 @@ from oslo_middleware import http_proxy_to_wsgi
 from sqlalchemy import exc as sa_exc
 
 from placement import auth
+from placement import body_limit
 from placement import context as placement_context
 from placement.db import api as db_api
+from placement.db import drivers
 from placement.db import migration
 from placement import handler
 from placement import metrics
@@ -44,6 +47,9 @@ def create_database(conf):
     url = group.connection
     if group.connection_parameters:
         url += ('&' if '?' in url else '?') + group.connection_parameters
+    missing = drivers.problem(url)
+    if missing:
+        raise ConfigurationError(missing)
     db = db_api.Database(
         url, sqlite_synchronous=group.sqlite_synchronous,
         mysql_sql_mode=group.mysql_sql_mode, pool_size=group.max_pool_size,
@@ -86,6 +92,8 @@ def build_app(conf, db):
     """The full middleware stack around the dispatcher."""
     enforcer = policy.PolicyEnforcer(conf)
     app = handler.Dispatcher()
+    app = body_limit.BodySizeLimit(
+        app, conf.oslo_middleware.max_request_body_size)
     app = middleware.Microversion(app)
     app = middleware.FaultWrapper(app)
     app = auth.ContextBuilder(app, db, conf, enforcer)
@@ -115,7 +123,7 @@ def _start_metrics(db):
 def _version():
     from importlib import metadata
     try:
-        return metadata.version('placement')
+        return metadata.version('placement-server')
     except metadata.PackageNotFoundError:
         return 'unknown'
 
@@ -125,6 +133,8 @@ def loadapp(conf, db=None):
     db = db or create_database(conf)
     prepare_database(conf, db)
     # Connections opened during start-up must not be shared with
-    # processes forked after it (gunicorn --preload).
-    db.dispose()
+    # processes forked after it (gunicorn --preload). An in-memory
+    # database would vanish with its connection; it is never forked.
+    if not db.in_memory:
+        db.dispose()
     return build_app(conf, db)

@@ -77,6 +77,11 @@ class UnsupportedMediaType(_PlacementError,
             % media_type, body_template=template, **kwargs)
 
 
+class RequestEntityTooLarge(_PlacementError,
+                            webob.exc.HTTPRequestEntityTooLarge):
+    pass
+
+
 class InternalServerError(_PlacementError,
                           webob.exc.HTTPInternalServerError):
     pass

@@ -44,8 +44,6 @@ class _Metrics:
             # chosen; values must nevertheless go to the shared files.
             values.ValueClass = values.get_value_class()
         self.directory = directory
-        # Creation times double the series and mean nothing to rate().
-        prom.disable_created_metrics()
         self.registry = prom.CollectorRegistry(auto_describe=True)
         r = self.registry
         self.requests = prom.Counter(

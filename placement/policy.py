@@ -2,6 +2,7 @@
 
 from oslo_policy import policy as oslo_policy
 
+from placement import conf as placement_conf
 from placement import errors
 from placement import policies
 
@@ -29,3 +30,15 @@ class PolicyEnforcer:
             raise errors.Forbidden(
                 'Policy does not allow %s to be performed.' % rule,
                 vary=False)
+
+
+def get_enforcer():
+    """The Enforcer the ``oslopolicy-*`` tools inspect.
+
+    Registered as the ``oslo.policy.enforcer`` entry point: our defaults
+    plus the policy file named by the configuration found in the usual
+    places (``/etc/placement/placement.conf``, ...).
+    """
+    conf = placement_conf.build(
+        [], config_files=placement_conf.cli_config_files())
+    return PolicyEnforcer(conf).enforcer

@@ -110,9 +110,22 @@ def _first_error(schema, data, query):
 
 
 def json_body(req, schema):
-    """Parse and validate the JSON request body against ``schema``."""
+    """Parse and validate the JSON request body against ``schema``.
+
+    A body nested deeper than the interpreter's recursion limit cannot be
+    parsed, validated or quoted in an error message; it is malformed
+    input, not a server error, whichever of those steps gives up (see
+    ``api-ref/behaviour-choices.rst``, 'Deeply nested JSON').
+    """
     try:
-        data = json.loads(req.body)
+        return _parsed_body(req.body, schema)
+    except RecursionError:
+        raise errors.BadRequest('Malformed JSON: nested too deeply')
+
+
+def _parsed_body(body, schema):
+    try:
+        data = json.loads(body)
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
     error = _first_error(schema, data, query=False)

@@ -25,11 +25,14 @@ import functools
 import logging
 import os
 import random
+import threading
 import time
+import weakref
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import pool as sa_pool
 
 from placement.db import changes
 from placement import metrics
@@ -64,9 +67,18 @@ class Database:
                   'pool_recycle': pool_recycle}
         if echo:
             kwargs['echo'] = True
+        # An in-memory SQLite database lives only as long as a connection
+        # to it: keep one, shared by every thread, one transaction at a
+        # time.
+        self.in_memory = self.dialect == 'sqlite' and (
+            self.url.database in (None, '', ':memory:')
+            or self.url.query.get('mode') == 'memory')
+        self._serial = threading.RLock() if self.in_memory else None
         if self.dialect == 'sqlite':
             kwargs['connect_args'] = {'timeout': SQLITE_BUSY_TIMEOUT,
                                       'check_same_thread': False}
+            if self.in_memory:
+                kwargs['poolclass'] = sa_pool.StaticPool
         else:
             for name, value in (('pool_size', pool_size),
                                 ('max_overflow', max_overflow),
@@ -83,12 +95,14 @@ class Database:
         elif self.dialect == 'mysql':
             self._configure_mysql(mysql_sql_mode)
         # A forked worker must not reuse its parent's pooled connections.
+        # The hook holds the database weakly: a process that makes many
+        # (a test runner) must be able to free them.
         if hasattr(os, 'register_at_fork'):
-            os.register_at_fork(
-                after_in_child=lambda: self.engine.dispose(close=False))
+            os.register_at_fork(after_in_child=functools.partial(
+                _forget_parent_connections, weakref.ref(self)))
 
     def _configure_sqlite(self, synchronous):
-        memory = self.url.database in (None, '', ':memory:')
+        memory = self.in_memory
 
         @event.listens_for(self.engine, 'connect')
         def _on_connect(dbapi_conn, _record):
@@ -126,14 +140,34 @@ class Database:
     @contextlib.contextmanager
     def transaction(self, write):
         """A connection inside a transaction, committed on success."""
-        with self.engine.connect() as conn:
-            if write:
-                conn = conn.execution_options(placement_writer=True)
-            with conn.begin():
-                yield conn
+        with self.serialised():
+            with self.engine.connect() as conn:
+                if write:
+                    conn = conn.execution_options(placement_writer=True)
+                with conn.begin():
+                    yield conn
+
+    @contextlib.contextmanager
+    def serialised(self):
+        """Hold the database to oneself if it has a single connection.
+
+        A no-op except for in-memory SQLite, whose one connection cannot
+        hold two transactions at once.
+        """
+        if self._serial is None:
+            yield
+            return
+        with self._serial:
+            yield
 
     def dispose(self):
         self.engine.dispose()
+
+
+def _forget_parent_connections(ref):
+    db = ref()
+    if db is not None:
+        db.engine.dispose(close=False)
 
 
 def is_retryable(exc):

@@ -1,5 +1,9 @@
 """Databases, configurations and applications for tests.
 
+``Database`` is a public fixture other projects' tests use (with
+``placement.tests.functional.fixtures.placement.PlacementFixture``); the
+functions below it serve this project's own suite.
+
 The backend is SQLite unless ``PLACEMENT_TEST_DB_URL`` names a server
 URL without a database (e.g. ``postgresql+psycopg2://u@127.0.0.1:5432``
 or ``mysql+pymysql://root@127.0.0.1:3306``). On a server each test
@@ -13,7 +17,9 @@ changed must be in the change log (``change_audit``; set
 
 import os
 import tempfile
+import uuid
 
+import fixtures
 import sqlalchemy as sa
 
 from placement import conf as placement_conf
@@ -27,6 +33,40 @@ from placement.tests import change_audit
 
 URL_ENV = 'PLACEMENT_TEST_DB_URL'
 AUDIT_ENV = 'PLACEMENT_TEST_CHANGE_AUDIT'
+
+
+class Database(fixtures.Fixture):
+    """A fresh placement schema, standard classes and traits included.
+
+    On the ``[placement_database] connection`` of ``conf_fixture`` (an
+    ``oslo_config.fixture.Config`` with placement's options registered),
+    or, when none is set, on a new in-memory SQLite database of its own
+    (named, so that an application built from the configuration in this
+    process reaches the same data). ``set_config=True`` writes the
+    connection used into the configuration. ``db`` is the handle
+    (``placement.db.api.Database``) for building an application on.
+    """
+
+    def __init__(self, conf_fixture, set_config=False):
+        super().__init__()
+        self.conf_fixture = conf_fixture
+        self.set_config = set_config
+        self.db = None
+        self.url = None
+
+    def _setUp(self):
+        group = self.conf_fixture.conf.placement_database
+        self.url = group.connection or (
+            'sqlite:///file:placement-%s?mode=memory&cache=shared&uri=true'
+            % uuid.uuid4().hex)
+        self.db = db_api.Database(self.url)
+        self.addCleanup(self.db.dispose)
+        migration.create_schema_for_tests(self.db)
+        _sync_standard_names(self.db)
+        if self.set_config:
+            self.conf_fixture.config(group='placement_database',
+                                     connection=self.url)
+
 
 # Emptied in this order (children before what they reference).
 _TABLES_TO_EMPTY = (

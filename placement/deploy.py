@@ -122,10 +122,13 @@ def _start_metrics(db):
 
 def _version():
     from importlib import metadata
-    try:
-        return metadata.version('placement-server')
-    except metadata.PackageNotFoundError:
-        return 'unknown'
+    # The distribution's name, and the one older checkouts installed as.
+    for name in ('placement-server', 'placement'):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return 'unknown'
 
 
 def loadapp(conf, db=None):

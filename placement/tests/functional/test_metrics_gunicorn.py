@@ -183,3 +183,31 @@ def test_restarted_server_starts_from_zero(tmp_path):
             # The previous server's directory was removed at start.
             assert len(live) == 1, live
     assert counts == [3, 3]
+
+
+def test_a_dead_workers_counts_stay_and_its_live_gauges_go(server,
+                                                           tmpdir_env):
+    import signal
+    import time
+    for _ in range(10):
+        server.request('GET', ROUTE)
+    _s, text = scrape(server)
+    before = route_count(text)
+    (directory,) = _metrics_dirs(tmpdir_env)
+    victim = server.worker_pids()[0]
+    assert os.path.exists(
+        os.path.join(directory, 'gauge_livesum_%d.db' % victim))
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while victim in server.worker_pids() or len(server.worker_pids()) < 2:
+        assert time.monotonic() < deadline, server.log()
+        time.sleep(0.2)
+    _s, text = scrape(server)
+    # Its requests are still counted; its in-flight and pool gauges are
+    # gone with it.
+    assert route_count(text) >= before
+    assert os.path.exists(os.path.join(directory, 'counter_%d.db' % victim))
+    assert not os.path.exists(
+        os.path.join(directory, 'gauge_livesum_%d.db' % victim))
+    in_flight = samples(text, 'placement_http_requests_in_flight')
+    assert list(in_flight.values()) == [1.0]  # the scrape itself

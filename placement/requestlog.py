@@ -1,10 +1,13 @@
-"""Outermost middleware: request id, Accept default, one log line per request.
+"""Outermost middleware: request id, log context, Accept default, and one
+log line per request.
 """
 
 import logging
 import re
 import time
 import uuid
+
+from oslo_context import context as oslo_context
 
 from placement import microversion
 
@@ -23,6 +26,12 @@ class RequestLog:
     An incoming ``X-OpenStack-Request-ID`` of the form ``req-<uuid>`` is
     kept only as the global request id (for logs); responses always carry
     the freshly generated local id.
+
+    The request's oslo.context is made current before anything else runs,
+    so that lines logged by layers that reject a request early (401, 404,
+    406, a bad microversion) name this request, not the one the thread
+    served before; the context builder later replaces it with one that
+    knows the caller. It is cleared once the request is logged.
     """
 
     def __init__(self, application):
@@ -37,6 +46,10 @@ class RequestLog:
             environ[ENVIRON_GLOBAL_REQUEST_ID] = incoming
         if environ.get('HTTP_ACCEPT', '') in ('', '*/*'):
             environ['HTTP_ACCEPT'] = 'application/json'
+        oslo_context.RequestContext(
+            request_id=request_id,
+            global_request_id=environ.get(ENVIRON_GLOBAL_REQUEST_ID),
+            overwrite=True)
         outcome = {}
 
         def _start_response(status, headers, exc_info=None):
@@ -51,7 +64,10 @@ class RequestLog:
         try:
             return self.application(environ, _start_response)
         finally:
-            self._log(environ, request_id, outcome, start)
+            try:
+                self._log(environ, request_id, outcome, start)
+            finally:
+                clear_log_context()
 
     @staticmethod
     def _log(environ, request_id, outcome, start):
@@ -70,3 +86,14 @@ class RequestLog:
                   'length': outcome.get('length', '-'),
                   'version': version or '-', 'request_id': request_id,
                   'elapsed': (time.monotonic() - start) * 1000})
+
+
+def clear_log_context():
+    """Forget the thread's current oslo.context.
+
+    oslo.context has no public call for this; its thread-local store keeps
+    the context in the attribute ``context``.
+    """
+    store = getattr(oslo_context, '_request_store', None)
+    if store is not None and hasattr(store, 'context'):
+        del store.context

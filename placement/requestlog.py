@@ -15,6 +15,9 @@ LOG = logging.getLogger('placement.requestlog')
 
 ENVIRON_REQUEST_ID = 'openstack.request_id'
 ENVIRON_GLOBAL_REQUEST_ID = 'openstack.global_request_id'
+#: Why the service failed a request (set by the layer that answered it);
+#: the request's line then ends with it and is logged as a WARNING.
+ENVIRON_FAILURE = 'placement.failure'
 HEADER = 'x-openstack-request-id'
 _GLOBAL_ID = re.compile(r'^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-'
                         r'[0-9a-f]{4}-[0-9a-f]{12}$')
@@ -71,22 +74,27 @@ class RequestLog:
 
     @staticmethod
     def _log(environ, request_id, outcome, start):
-        if not LOG.isEnabledFor(logging.INFO):
+        failure = environ.get(ENVIRON_FAILURE)
+        level = logging.WARNING if failure else logging.INFO
+        if not LOG.isEnabledFor(level):
             return
         path = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
         if environ.get('QUERY_STRING'):
             path += '?' + environ['QUERY_STRING']
         version = environ.get(microversion.ENVIRON_KEY)
-        LOG.info('%(remote)s "%(method)s %(path)s" status: %(status)s '
-                 'len: %(length)s microversion: %(version)s '
-                 'request_id: %(request_id)s time: %(elapsed).1fms',
-                 {'remote': environ.get('REMOTE_ADDR', '-'),
-                  'method': environ.get('REQUEST_METHOD'), 'path': path,
-                  'status': outcome.get('status', '-'),
-                  'length': outcome.get('length', '-'),
-                  'version': version or '-', 'request_id': request_id,
-                  'elapsed': (time.monotonic() - start) * 1000})
-
+        message = ('%(remote)s "%(method)s %(path)s" status: %(status)s '
+                   'len: %(length)s microversion: %(version)s '
+                   'request_id: %(request_id)s time: %(elapsed).1fms')
+        if failure:
+            message += ' failure: %(failure)s'
+        LOG.log(level, message,
+                {'remote': environ.get('REMOTE_ADDR', '-'),
+                 'method': environ.get('REQUEST_METHOD'), 'path': path,
+                 'status': outcome.get('status', '-'),
+                 'length': outcome.get('length', '-'),
+                 'version': version or '-', 'request_id': request_id,
+                 'elapsed': (time.monotonic() - start) * 1000,
+                 'failure': failure})
 
 def clear_log_context():
     """Forget the thread's current oslo.context.

@@ -22,7 +22,7 @@ class DatabaseUnavailable(PlacementException):
 
     Raised by the transaction decorators of ``placement.db.api``.
     """
-    msg_fmt = 'The database is unavailable: %(reason)s'
+    msg_fmt = 'Database unavailable (%(reason)s)'
 
 
 class NotFound(PlacementException):

@@ -95,7 +95,7 @@ def test_requests_get_503_with_retry_after_and_recover(outage, caplog):
         assert record.name == 'placement.requestlog'
         assert record.levelno == logging.WARNING
         assert 'status: 503' in record.getMessage()
-        assert 'failure: The database is unavailable: OperationalError: ' \
+        assert 'failure: Database unavailable (OperationalError: ' \
             'unable to open database file' in record.getMessage()
     assert all(r.exc_info is None for r in caplog.records)
     assert 'Traceback' not in caplog.text

@@ -19,6 +19,7 @@ from placement.db import api as db_api
 from placement.db import drivers
 from placement.db import migration
 from placement import handler
+from placement import healthcheck
 from placement import middleware
 from placement.objects import resource_class
 from placement.objects import trait
@@ -91,6 +92,9 @@ def build_app(conf, db):
     app = body_limit.BodySizeLimit(
         app, conf.oslo_middleware.max_request_body_size)
     app = middleware.Microversion(app)
+    # Inside the context (details by policy), outside microversions.
+    app = healthcheck.HealthCheck(app, healthcheck.DatabaseProbe(
+        db, conf.api.healthcheck_timeout, conf.api.healthcheck_cache_time))
     app = middleware.FaultWrapper(app)
     app = auth.ContextBuilder(app, db, conf, enforcer)
     if conf.api.auth_strategy == 'noauth2':

@@ -15,9 +15,11 @@ connection the server closed while it was down). Re-runs stop after
 that a dead database cannot hold a request. A failure that means the
 database cannot be used right now (it is down, unreachable, shutting
 down, or the pool has no connection to give) then leaves the decorator as
-``exception.DatabaseUnavailable``, which the API answers with 503. SQLite writers start with ``BEGIN IMMEDIATE`` so that they take
-the write lock before reading and wait on the busy timeout behind other
-writers, instead of failing when a read lock cannot be upgraded.
+``exception.DatabaseUnavailable``, which the API answers with 503.
+
+SQLite writers start with ``BEGIN IMMEDIATE`` so that they take the write
+lock before reading and wait on the busy timeout behind other writers,
+instead of failing when a read lock cannot be upgraded.
 
 Writers record the providers whose data they change with
 ``changes.touch(ctx, ids)``; the outermost writer logs them
@@ -175,6 +177,24 @@ class Database:
             return
         with self._serial:
             yield
+
+    def ping(self):
+        """Ask the server a trivial question; DatabaseUnavailable if it
+        cannot answer. A pooled connection the server dropped is replaced
+        once, as a request's reader would."""
+        for attempt in (1, 2):
+            try:
+                with self.engine.connect() as conn:
+                    conn.exec_driver_sql('SELECT 1')
+                return
+            except (sa_exc.DBAPIError, sa_exc.TimeoutError) as exc:
+                if attempt == 1 and getattr(exc, 'connection_invalidated',
+                                            False):
+                    continue
+                if is_unavailable(exc):
+                    raise exception.DatabaseUnavailable(
+                        reason=_reason(exc)) from exc
+                raise
 
     def dispose(self):
         self.engine.dispose()

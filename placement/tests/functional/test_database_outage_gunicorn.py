@@ -5,9 +5,12 @@ the test stops (``pg_ctl -m fast``, ending open sessions) and starts again
 while writers keep sending requests. Every answer must be a success or a
 503 with ``Retry-After``; the service log must stay small and free of
 tracebacks; once the server is back the service must answer again
-without a restart, and every write it acknowledged must be there.
+without a restart, and every write it acknowledged must be there. The
+health check must follow the database down and up, answering quickly.
 """
 
+import http.client
+import json
 import os
 import threading
 import time
@@ -43,7 +46,8 @@ def postgresql():
 def service(postgresql, tmp_path):
     url = postgresql.create_database('outage_%s' % uuid.uuid4().hex[:8])
     with gunicorn_server.GunicornServer(
-            url, tmp_path / 'gunicorn.log', workers=2) as server:
+            url, tmp_path / 'gunicorn.log', workers=2,
+            environment={'OS_API__HEALTHCHECK_CACHE_TIME': '0.5'}) as server:
         yield server
 
 
@@ -167,3 +171,47 @@ def test_outage_under_concurrent_writes(postgresql, service):
     print('answers: %d, 2xx: %d, 503: %d, log growth during outage: %d '
           'bytes' % (len(statuses), len(acknowledged), len(failed),
                      log_growth))
+
+
+def _health(server, token=None):
+    """(status, body text, seconds) of one GET /healthcheck."""
+    connection = http.client.HTTPConnection('127.0.0.1', server.port,
+                                            timeout=30)
+    headers = {'x-auth-token': token} if token else {}
+    started = time.monotonic()
+    try:
+        connection.request('GET', '/healthcheck', headers=headers)
+        response = connection.getresponse()
+        return (response.status, response.read().decode(),
+                time.monotonic() - started)
+    finally:
+        connection.close()
+
+
+def _health_until(server, status, seconds=10):
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = _health(server)
+        # Bounded probe: never much longer than its one-second timeout.
+        assert answer[2] < 2.0, answer
+        if answer[0] == status or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.1)
+
+
+def test_healthcheck_follows_the_database(postgresql, service):
+    assert _health(service)[:2] == (200, 'OK')
+    postgresql.stop()
+    try:
+        assert _health_until(service, 503)[:2] == (
+            503, 'Database unavailable')
+        status, body, _seconds = _health(service, token='admin')
+        details = json.loads(body)['database']
+        assert (status, details['reachable'], details['dialect']) == (
+            503, False, 'postgresql')
+        assert details['error'].startswith('Database unavailable (')
+    finally:
+        postgresql.start()
+    assert _health_until(service, 200)[:2] == (200, 'OK')
+    status, body, _seconds = _health(service, token='admin')
+    assert json.loads(body)['database']['reachable'] is True

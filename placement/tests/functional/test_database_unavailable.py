@@ -15,36 +15,11 @@ import webob
 
 from placement import context
 from placement.db import api as db_api
-from placement.db import migration
 from placement import exception
-from placement.objects import resource_class
-from placement.objects import trait
 from placement.tests import fixtures
+from placement.tests.sqlite_outage import SQLiteOutage
 
 ADMIN = {'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39'}
-
-
-class SQLiteOutage:
-    """An SQLite database whose directory can be taken away and back."""
-
-    def __init__(self, tmp_path):
-        self.home = tmp_path / 'home'
-        self.away = tmp_path / 'away'
-        self.home.mkdir()
-        self.db = db_api.Database(
-            'sqlite:///%s' % (self.home / 'placement.sqlite'))
-        migration.create_schema_for_tests(self.db)
-        ctx = context.AdminContext(self.db)
-        resource_class.sync_standard(ctx)
-        trait.sync_standard(ctx)
-
-    def stop(self):
-        # Open connections would keep working on the moved file.
-        self.db.dispose()
-        self.home.rename(self.away)
-
-    def start(self):
-        self.away.rename(self.home)
 
 
 @pytest.fixture

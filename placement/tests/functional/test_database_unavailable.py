@@ -157,3 +157,31 @@ def test_statement_errors_are_not_unavailability():
         assert not db_api.is_unavailable(caught.value)
     finally:
         cleanup()
+
+
+def _candidate_roots(app):
+    resp = _call(app, 'GET', '/allocation_candidates?resources=VCPU:1')
+    assert resp.status_int == 200, resp.text
+    return sorted(p for p in resp.json_body['provider_summaries'])
+
+
+def _compute(app, name):
+    provider = _call(app, 'POST', '/resource_providers',
+                     {'name': name}).json_body['uuid']
+    resp = _call(app, 'PUT', '/resource_providers/%s/inventories' % provider,
+                 {'resource_provider_generation': 0,
+                  'inventories': {'VCPU': {'total': 4}}})
+    assert resp.status_int == 200, resp.text
+    return provider
+
+
+def test_candidates_index_catches_up_after_an_outage(outage):
+    app = fixtures.new_app(fixtures.new_conf(), outage.db)
+    first = _compute(app, 'cn1')
+    assert _candidate_roots(app) == [first]
+    outage.stop()
+    resp = _call(app, 'GET', '/allocation_candidates?resources=VCPU:1')
+    assert resp.status_int == 503
+    outage.start()
+    second = _compute(app, 'cn2')
+    assert _candidate_roots(app) == sorted([first, second])

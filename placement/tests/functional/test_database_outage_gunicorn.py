@@ -192,8 +192,9 @@ def _health_until(server, status, seconds=10):
     deadline = time.monotonic() + seconds
     while True:
         answer = _health(server)
-        # Bounded probe: never much longer than its one-second timeout.
-        assert answer[2] < 2.0, answer
+        # Bounded probe: its one-second timeout plus what a loaded test
+        # machine adds, never the driver's own connect timeout.
+        assert answer[2] < 3.0, answer
         if answer[0] == status or time.monotonic() > deadline:
             return answer
         time.sleep(0.1)
@@ -209,7 +210,10 @@ def test_healthcheck_follows_the_database(postgresql, service):
         details = json.loads(body)['database']
         assert (status, details['reachable'], details['dialect']) == (
             503, False, 'postgresql')
-        assert details['error'].startswith('Database unavailable (')
+        # The driver's refusal, or the probe's own timeout on a machine
+        # too loaded to see it within a second.
+        assert details['error'].startswith(
+            ('Database unavailable (', 'no answer within')), details
     finally:
         postgresql.start()
     assert _health_until(service, 200)[:2] == (200, 'OK')

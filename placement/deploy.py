@@ -18,6 +18,7 @@ from placement import context as placement_context
 from placement.db import api as db_api
 from placement.db import drivers
 from placement.db import migration
+from placement import exception
 from placement import handler
 from placement import healthcheck
 from placement import middleware
@@ -67,6 +68,28 @@ def create_database(conf):
             time.sleep(group.retry_interval)
 
 
+def _while_unavailable(conf, work, *args):
+    """Run ``work``, again every ``retry_interval`` seconds while the
+    database is unavailable, up to ``max_retries`` times.
+
+    The database can go away between the first connection and the
+    start-up work: a gunicorn worker respawned during an outage must wait
+    for it, not fail to boot (which stops the whole gunicorn).
+    """
+    group = conf.placement_database
+    attempt = 0
+    while True:
+        try:
+            return work(*args)
+        except (exception.DatabaseUnavailable, sa_exc.OperationalError) as exc:
+            attempt += 1
+            if 0 <= group.max_retries < attempt:
+                raise
+            LOG.warning('Database unavailable during start-up (attempt '
+                        '%d): %s', attempt, getattr(exc, 'orig', exc))
+            time.sleep(group.retry_interval)
+
+
 def prepare_database(conf, db):
     """Start-up work before serving: migrate if asked, sync standard names.
 
@@ -112,7 +135,7 @@ def build_app(conf, db):
 def loadapp(conf, db=None):
     """Create the database handle, prepare it, and return the app."""
     db = db or create_database(conf)
-    prepare_database(conf, db)
+    _while_unavailable(conf, prepare_database, conf, db)
     # Connections opened during start-up must not be shared with
     # processes forked after it (gunicorn --preload). An in-memory
     # database would vanish with its connection; it is never forked.

@@ -1,8 +1,10 @@
-"""PostgreSQL stopped for ten seconds under concurrent writes.
+"""The database server stopped for ten seconds under concurrent writes.
 
-A real gunicorn serves a real PostgreSQL server of the test's own, which
-the test stops (``pg_ctl -m fast``, ending open sessions) and starts again
-while writers keep sending requests. Every answer must be a success or a
+A real gunicorn serves a real database server of the test's own, which
+the test stops (ending open sessions) and starts again while writers keep
+sending requests: PostgreSQL in the PostgreSQL pass, MariaDB in the MySQL
+pass (the SQLite pass has the in-process equivalent,
+``test_database_unavailable.py``). Every answer must be a success or a
 503 with ``Retry-After``; the service log must stay small and free of
 tracebacks; once the server is back the service must answer again
 without a restart, and every write it acknowledged must be there. The
@@ -18,8 +20,9 @@ import uuid
 
 import pytest
 
+from placement.tests import database_servers
+from placement.tests import fixtures
 from placement.tests import gunicorn_server
-from placement.tests import postgresql_server
 
 OUTAGE = 10.0
 WRITERS = 4
@@ -28,13 +31,15 @@ WRITERS = 4
 #: stop once produced 1,562 answers 500 and 135 MB of tracebacks.
 PAUSE = 0.05
 
-pytestmark = pytest.mark.skipif(postgresql_server.bindir() is None,
-                                reason='PostgreSQL is not installed')
+SERVER = database_servers.for_this_pass()
+pytestmark = pytest.mark.skipif(
+    SERVER is None, reason='runs in the PostgreSQL and MySQL passes, with '
+                           'a server of its own of that kind')
 
 
 @pytest.fixture(scope='module')
-def postgresql():
-    server = postgresql_server.PostgreSQLServer()
+def database_server():
+    server = SERVER()
     try:
         server.start()
         yield server
@@ -43,8 +48,9 @@ def postgresql():
 
 
 @pytest.fixture
-def service(postgresql, tmp_path):
-    url = postgresql.create_database('outage_%s' % uuid.uuid4().hex[:8])
+def service(database_server, tmp_path):
+    url = database_server.create_database(
+        'outage_%s' % uuid.uuid4().hex[:8])
     with gunicorn_server.GunicornServer(
             url, tmp_path / 'gunicorn.log', workers=2,
             environment={'OS_API__HEALTHCHECK_CACHE_TIME': '0.5'}) as server:
@@ -102,7 +108,7 @@ def _ok(status):
     return status is not None and 200 <= status < 300
 
 
-def test_outage_under_concurrent_writes(postgresql, service):
+def test_outage_under_concurrent_writes(database_server, service):
     status, _h, body = service.request(
         'POST', '/resource_providers', {'name': 'pool'})
     assert status == 200, body
@@ -118,14 +124,14 @@ def test_outage_under_concurrent_writes(postgresql, service):
         assert _ok(writers.statuses()[-1]), writers.answers[-1]
         log_size = os.path.getsize(service.log_path)
         stopped_at = len(writers.answers)
-        postgresql.stop()
+        database_server.stop()
         time.sleep(OUTAGE)
         during = writers.statuses(stopped_at)
         log_growth = os.path.getsize(service.log_path) - log_size
         with open(service.log_path, 'rb') as log:
             log.seek(log_size)
             log_lines = log.read(log_growth).count(b'\n')
-        postgresql.start()
+        database_server.start()
         restarted_at = len(writers.answers)
         # Recovery without a restart: successes again within seconds.
         deadline = time.monotonic() + 15
@@ -200,22 +206,22 @@ def _health_until(server, status, seconds=10):
         time.sleep(0.1)
 
 
-def test_healthcheck_follows_the_database(postgresql, service):
+def test_healthcheck_follows_the_database(database_server, service):
     assert _health(service)[:2] == (200, 'OK')
-    postgresql.stop()
+    database_server.stop()
     try:
         assert _health_until(service, 503)[:2] == (
             503, 'Database unavailable')
         status, body, _seconds = _health(service, token='admin')
         details = json.loads(body)['database']
         assert (status, details['reachable'], details['dialect']) == (
-            503, False, 'postgresql')
+            503, False, fixtures.backend_name())
         # The driver's refusal, or the probe's own timeout on a machine
         # too loaded to see it within a second.
         assert details['error'].startswith(
             ('Database unavailable (', 'no answer within')), details
     finally:
-        postgresql.start()
+        database_server.start()
     assert _health_until(service, 200)[:2] == (200, 'OK')
     status, body, _seconds = _health(service, token='admin')
     assert json.loads(body)['database']['reachable'] is True

@@ -1,23 +1,20 @@
 """A database that cannot be used answers 503, briefly, and recovers.
 
 In process on SQLite: the database file's directory is moved away, so
-that no connection can be opened, and moved back. The same outage on a
-real PostgreSQL server under a real gunicorn is in
-``test_database_outage_gunicorn.py``.
+that no connection can be opened, and moved back. The same outage of a
+real PostgreSQL or MariaDB server under a real gunicorn is in
+``test_database_outage_gunicorn.py``; the bounded re-runs of the
+transaction decorators are tested in ``db/test_api.py``, start-up in
+``test_deploy.py``.
 """
 
 import logging
-import threading
 import time
 
 import pytest
-from sqlalchemy import exc as sa_exc
 import webob
 
-from placement import context
 from placement.db import api as db_api
-from placement import deploy
-from placement import exception
 from placement.tests import fixtures
 from placement.tests.sqlite_outage import SQLiteOutage
 
@@ -96,71 +93,6 @@ def test_error_code_follows_the_microversion(outage):
     assert resp.headers['retry-after'] == '5'
 
 
-def _lost_connection():
-    error = sa_exc.OperationalError(
-        'SELECT 1', {}, Exception('server closed the connection'))
-    error.connection_invalidated = True
-    return error
-
-
-def test_writer_reruns_on_a_dead_database_are_bounded(monkeypatch):
-    db, cleanup = fixtures.new_database()
-    attempts = []
-
-    @db_api.writer
-    def doomed(ctx):
-        attempts.append(time.monotonic())
-        raise _lost_connection()
-
-    try:
-        with pytest.raises(exception.DatabaseUnavailable):
-            doomed(context.AdminContext(db))
-        assert len(attempts) == db_api.MAX_RETRIES + 1
-        # And by time, whatever the count: a re-run only starts within
-        # the window.
-        monkeypatch.setattr(db_api, 'MAX_RETRIES', 10 ** 6)
-        monkeypatch.setattr(db_api, 'RETRY_WINDOW', 0.3)
-        attempts.clear()
-        with pytest.raises(exception.DatabaseUnavailable):
-            doomed(context.AdminContext(db))
-        assert attempts[-1] - attempts[0] < 0.3 + 0.5
-    finally:
-        cleanup()
-
-
-def test_reader_is_rerun_once_after_a_stale_connection():
-    db, cleanup = fixtures.new_database()
-    attempts = []
-
-    @db_api.reader
-    def stale_then_fine(ctx):
-        attempts.append(1)
-        if len(attempts) == 1:
-            raise _lost_connection()
-        return 'read'
-
-    try:
-        assert stale_then_fine(context.AdminContext(db)) == 'read'
-        assert len(attempts) == 2
-    finally:
-        cleanup()
-
-
-def test_statement_errors_are_not_unavailability():
-    db, cleanup = fixtures.new_database()
-
-    @db_api.reader
-    def broken(ctx):
-        ctx.conn.exec_driver_sql('SELECT nonsense FROM nowhere')
-
-    try:
-        with pytest.raises(sa_exc.DBAPIError) as caught:
-            broken(context.AdminContext(db))
-        assert not db_api.is_unavailable(caught.value)
-    finally:
-        cleanup()
-
-
 def _candidate_roots(app):
     resp = _call(app, 'GET', '/allocation_candidates?resources=VCPU:1')
     assert resp.status_int == 200, resp.text
@@ -187,30 +119,3 @@ def test_candidates_index_catches_up_after_an_outage(outage):
     outage.start()
     second = _compute(app, 'cn2')
     assert _candidate_roots(app) == sorted([first, second])
-
-
-def test_start_up_work_waits_for_the_database(outage, caplog):
-    # A gunicorn worker respawned during an outage: the database went
-    # away after the process was configured.
-    conf = fixtures.new_conf(placement_database__retry_interval=1,
-                             placement_database__max_retries=-1)
-    outage.stop()
-    comeback = threading.Timer(1.5, outage.start)
-    comeback.start()
-    started = time.monotonic()
-    with caplog.at_level(logging.WARNING, logger='placement'):
-        app = deploy.loadapp(conf, db=outage.db)
-    comeback.join()
-    assert time.monotonic() - started >= 1.5
-    assert _call(app, 'GET', '/resource_providers').status_int == 200
-    assert 'Database unavailable during start-up (attempt 1)' in caplog.text
-    assert 'Traceback' not in caplog.text
-
-
-def test_start_up_work_gives_up_after_max_retries(outage):
-    conf = fixtures.new_conf(placement_database__retry_interval=1,
-                             placement_database__max_retries=0)
-    outage.stop()
-    with pytest.raises((exception.DatabaseUnavailable,
-                        sa_exc.OperationalError)):
-        deploy.loadapp(conf, db=outage.db)

@@ -54,40 +54,38 @@ def create_database(conf):
         max_overflow=group.max_overflow, pool_timeout=group.pool_timeout,
         pool_recycle=group.connection_recycle_time,
         echo=group.connection_debug >= 50)
-    attempt = 0
-    while True:
-        try:
-            with db.engine.connect():
-                return db
-        except sa_exc.OperationalError as exc:
-            attempt += 1
-            if 0 <= group.max_retries < attempt:
-                raise
-            LOG.warning('Database not reachable (attempt %d): %s',
-                        attempt, exc.orig)
-            time.sleep(group.retry_interval)
+    _while_unavailable(conf, db.ping)
+    return db
 
 
 def _while_unavailable(conf, work, *args):
     """Run ``work``, again every ``retry_interval`` seconds while the
     database is unavailable, up to ``max_retries`` times.
 
-    The database can go away between the first connection and the
-    start-up work: a gunicorn worker respawned during an outage must wait
-    for it, not fail to boot (which stops the whole gunicorn).
+    Both the first connection and the start-up work after it wait: the
+    database can go away in between, and a gunicorn worker respawned
+    during an outage must wait for it, not fail to boot (which stops the
+    whole gunicorn). One line per attempt, without a traceback.
     """
     group = conf.placement_database
     attempt = 0
     while True:
         try:
             return work(*args)
-        except (exception.DatabaseUnavailable, sa_exc.OperationalError) as exc:
-            attempt += 1
-            if 0 <= group.max_retries < attempt:
-                raise
-            LOG.warning('Database unavailable during start-up (attempt '
-                        '%d): %s', attempt, getattr(exc, 'orig', exc))
-            time.sleep(group.retry_interval)
+        except exception.DatabaseUnavailable as exc:
+            failure = str(exc)
+        except sa_exc.OperationalError as exc:  # Alembic's own connections
+            failure = str(exception.DatabaseUnavailable(
+                reason=db_api.describe_failure(exc)))
+        attempt += 1
+        if 0 <= group.max_retries < attempt:
+            raise exception.DatabaseUnavailable(
+                reason='gave up at start-up after %d attempts' % attempt)
+        # Logged outside the except clause: oslo.log would append the
+        # exception being handled to the line.
+        LOG.warning('Waiting for the database at start-up (attempt %d): %s',
+                    attempt, failure)
+        time.sleep(group.retry_interval)
 
 
 def prepare_database(conf, db):

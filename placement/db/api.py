@@ -193,7 +193,7 @@ class Database:
                     continue
                 if is_unavailable(exc):
                     raise exception.DatabaseUnavailable(
-                        reason=_reason(exc)) from exc
+                        reason=describe_failure(exc)) from exc
                 raise
 
     def dispose(self):
@@ -246,7 +246,7 @@ def is_unavailable(exc):
     return isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError))
 
 
-def _reason(exc):
+def describe_failure(exc):
     """The first line of the driver's message: enough for one log line."""
     orig = getattr(exc, 'orig', None) or exc
     text = str(orig).strip().splitlines()
@@ -308,14 +308,14 @@ def _transactional(write):
                     if not _should_rerun(exc, write, attempt, started):
                         if is_unavailable(exc):
                             raise exception.DatabaseUnavailable(
-                                reason=_reason(exc)) from exc
+                                reason=describe_failure(exc)) from exc
                         raise
                     attempt += 1
                     # DEBUG: while the database is down every request
                     # would add a line; the final failure is logged once.
                     LOG.debug('Retrying %s after database error (%d/%d): '
                               '%s', fn.__qualname__, attempt, MAX_RETRIES,
-                              _reason(exc))
+                              describe_failure(exc))
                     time.sleep(random.uniform(0.005, 0.02) * attempt)
         return wrapper
     return decorator

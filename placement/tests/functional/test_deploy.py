@@ -5,7 +5,6 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import exc as sa_exc
 import webob
 
 from placement import deploy
@@ -40,7 +39,9 @@ def test_start_up_work_waits_for_the_database(outage, caplog):
     comeback.join()
     assert time.monotonic() - started >= 1.5
     assert _get(app, '/resource_providers').status_int == 200
-    assert 'Database unavailable during start-up (attempt 1)' in caplog.text
+    assert ('Waiting for the database at start-up (attempt 1): Database '
+            'unavailable (OperationalError: unable to open database file)'
+            in caplog.text)
     assert 'Traceback' not in caplog.text
 
 
@@ -48,6 +49,25 @@ def test_start_up_work_gives_up_after_max_retries(outage):
     conf = fixtures.new_conf(placement_database__retry_interval=1,
                              placement_database__max_retries=0)
     outage.stop()
-    with pytest.raises((exception.DatabaseUnavailable,
-                        sa_exc.OperationalError)):
+    with pytest.raises(exception.DatabaseUnavailable):
         deploy.loadapp(conf, db=outage.db)
+
+
+def test_first_connection_waits_for_the_database(tmp_path, caplog):
+    missing = tmp_path / 'not-yet'
+    conf = fixtures.new_conf(
+        placement_database__connection='sqlite:///%s' % (
+            missing / 'placement.sqlite'),
+        placement_database__retry_interval=1)
+    comeback = threading.Timer(1.5, missing.mkdir)
+    comeback.start()
+    with caplog.at_level(logging.WARNING, logger='placement'):
+        db = deploy.create_database(conf)
+    comeback.join()
+    db.ping()
+    db.dispose()
+    lines = [r.getMessage() for r in caplog.records]
+    assert 1 <= len(lines) <= 2, lines
+    assert lines[0] == (
+        'Waiting for the database at start-up (attempt 1): Database '
+        'unavailable (OperationalError: unable to open database file)')

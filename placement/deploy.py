@@ -73,18 +73,17 @@ def _while_unavailable(conf, work, *args):
         try:
             return work(*args)
         except exception.DatabaseUnavailable as exc:
-            failure = str(exc)
+            reason = exc.kwargs['reason']
         except sa_exc.OperationalError as exc:  # Alembic's own connections
-            failure = str(exception.DatabaseUnavailable(
-                reason=db_api.describe_failure(exc)))
+            reason = db_api.describe_failure(exc)
         attempt += 1
         if 0 <= group.max_retries < attempt:
             raise exception.DatabaseUnavailable(
-                reason='gave up at start-up after %d attempts' % attempt)
+                reason='%s; gave up after %d attempts' % (reason, attempt))
         # Logged outside the except clause: oslo.log would append the
         # exception being handled to the line.
         LOG.warning('Waiting for the database at start-up (attempt %d): %s',
-                    attempt, failure)
+                    attempt, exception.DatabaseUnavailable(reason=reason))
         time.sleep(group.retry_interval)
 
 

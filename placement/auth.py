@@ -10,6 +10,8 @@ from placement import context as placement_context
 from placement import metrics_access
 
 ENVIRON_CONTEXT = 'placement.context'
+#: Paths where a token is checked if sent but not required.
+TOKEN_OPTIONAL = ('/healthcheck',)
 
 LOG = logging.getLogger(__name__)
 
@@ -31,6 +33,11 @@ def is_open(environ, allow_empty):
     return is_root(environ, allow_empty) or metrics_access.trusted(environ)
 
 
+def token_optional(environ):
+    """True for the health check: load balancers send no token."""
+    return environ.get('PATH_INFO', '') in TOKEN_OPTIONAL
+
+
 class NoAuth:
     """``noauth2``: trust ``X-Auth-Token: user[:project]`` (testing only)."""
 
@@ -46,6 +53,8 @@ class NoAuth:
         if is_open(req.environ, allow_empty=False):
             return self.application
         token = req.headers.get('X-Auth-Token')
+        if not token and token_optional(req.environ):
+            return self.application
         if not token:
             return webob.exc.HTTPUnauthorized()
         user_id, _sep, project_id = token.partition(':')
@@ -62,17 +71,27 @@ class NoAuth:
 
 
 class KeystoneAuth:
-    """keystonemiddleware's auth_token for everything but the root."""
+    """keystonemiddleware's auth_token for everything but the root.
+
+    Where a token is optional, a second auth_token that delays its
+    decision lets requests without a valid token through, still removing
+    any identity headers the client sent.
+    """
 
     def __init__(self, application, conf):
         from keystonemiddleware import auth_token
         self.application = application
         self.protected = auth_token.AuthProtocol(
             application, {'oslo_config_config': conf})
+        self.optional = auth_token.AuthProtocol(
+            application, {'oslo_config_config': conf,
+                          'delay_auth_decision': True})
 
     def __call__(self, environ, start_response):
         if is_open(environ, allow_empty=True):
             return self.application(environ, start_response)
+        if token_optional(environ):
+            return self.optional(environ, start_response)
         return self.protected(environ, start_response)
 
 
@@ -89,8 +108,9 @@ class ContextBuilder:
     def __call__(self, req):
         ctx = placement_context.RequestContext.from_environ(
             req.environ, db=self.db, config=self.conf, policy=self.policy)
-        if ctx.user_id is None and not is_open(req.environ,
-                                                allow_empty=True):
+        if (ctx.user_id is None
+                and not is_open(req.environ, allow_empty=True)
+                and not token_optional(req.environ)):
             return webob.exc.HTTPUnauthorized()
         req.environ[ENVIRON_CONTEXT] = ctx
         return self.application

@@ -12,6 +12,7 @@ import routes
 import webob
 
 from placement import errors
+from placement import exception
 from placement import microversion
 from placement import middleware
 from placement import requestlog
@@ -141,6 +142,15 @@ class Dispatcher:
         try:
             _content_length_precheck(environ)
             response = self._dispatch(webob.Request(environ))
+        except exception.DatabaseUnavailable as exc:
+            # Logged once, in the request's log line; no traceback.
+            environ[requestlog.ENVIRON_FAILURE] = str(exc)
+            response = errors.render(
+                errors.ServiceUnavailable(
+                    'The database is unavailable; retry later.',
+                    code=errors.DATABASE_UNAVAILABLE),
+                environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
+                environ.get(microversion.ENVIRON_KEY))
         except webob.exc.HTTPException as exc:
             environ[middleware.ENVIRON_VARY] = getattr(exc, 'sets_vary', True)
             response = errors.render(

@@ -3,7 +3,7 @@
 It wraps the whole stack, so requests refused before they reach a
 handler (authentication, microversion, malformed headers) are counted
 too. Paths are reduced to the route template of the route table
-(``/resource_providers/{uuid}``); a path matching no route is counted
+(``/resource_providers/{uuid}``) or the health check's path; a path matching no route is counted
 under ``unmatched`` and a method outside the five HTTP methods the API
 uses as ``other``, so the number of series stays bounded whatever
 clients send.
@@ -13,6 +13,7 @@ import re
 import time
 
 from placement import handler
+from placement import healthcheck
 from placement import metrics
 from placement import microversion
 
@@ -49,7 +50,8 @@ class RequestMetrics:
     def __init__(self, application, recorded):
         self.application = application
         self.recorded = recorded
-        self.route = route_matcher(handler.ROUTES)
+        self.route = route_matcher(
+            list(handler.ROUTES) + [healthcheck.PATH])
         # (counter, histogram) children by label values: looking them up
         # through labels() costs more than recording.
         self._children = {}

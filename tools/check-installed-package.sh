@@ -11,7 +11,7 @@
 #
 # Switches (environment):
 #   CHECK_HEALTHCHECK=1  also require GET /healthcheck to answer 200 with
-#                        no token (off until the service has that route).
+#                        no token (CI sets it).
 #   PYTHON               the interpreter for the virtualenv (python3).
 set -eu
 checkout=$(cd "$(dirname "$0")/.." && pwd)

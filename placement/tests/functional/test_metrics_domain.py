@@ -182,6 +182,13 @@ def test_every_request_is_counted_even_when_refused(app):
                         'openstack-api-version': 'placement 1.x'})
     assert req.get_response(app).status_int == 400
     assert call(app, 'GET', '/nothing/here').status_int == 404
+    health = value('placement_http_requests_total', route='/healthcheck',
+                   method='GET', status='200', microversion='none')
+    assert webob.Request.blank('/healthcheck').get_response(
+        app).status_int == 200
+    assert value('placement_http_requests_total', route='/healthcheck',
+                 method='GET', status='200', microversion='none') == (
+                     health + 1)
     assert count('/resource_providers', '401') - unauthenticated == 1
     assert count('/resource_providers', '400') - bad_version == 1
     assert count(metrics.UNMATCHED_ROUTE, '404') - unmatched == 1

@@ -7,6 +7,7 @@ import webob.dec
 import webob.exc
 
 from placement import context as placement_context
+from placement import metrics_access
 
 ENVIRON_CONTEXT = 'placement.context'
 #: Paths where a token is checked if sent but not required.
@@ -26,6 +27,12 @@ def is_root(environ, allow_empty):
     return path == '/' or (allow_empty and path == '')
 
 
+def is_open(environ, allow_empty):
+    """True for requests served without authentication: the version
+    document and the trusted-network reads of ``metrics_access``."""
+    return is_root(environ, allow_empty) or metrics_access.trusted(environ)
+
+
 def token_optional(environ):
     """True for the health check: load balancers send no token."""
     return environ.get('PATH_INFO', '') in TOKEN_OPTIONAL
@@ -43,7 +50,7 @@ class NoAuth:
 
     @webob.dec.wsgify
     def __call__(self, req):
-        if is_root(req.environ, allow_empty=False):
+        if is_open(req.environ, allow_empty=False):
             return self.application
         token = req.headers.get('X-Auth-Token')
         if not token and token_optional(req.environ):
@@ -81,7 +88,7 @@ class KeystoneAuth:
                           'delay_auth_decision': True})
 
     def __call__(self, environ, start_response):
-        if is_root(environ, allow_empty=True):
+        if is_open(environ, allow_empty=True):
             return self.application(environ, start_response)
         if token_optional(environ):
             return self.optional(environ, start_response)
@@ -101,7 +108,8 @@ class ContextBuilder:
     def __call__(self, req):
         ctx = placement_context.RequestContext.from_environ(
             req.environ, db=self.db, config=self.conf, policy=self.policy)
-        if (ctx.user_id is None and not is_root(req.environ, allow_empty=True)
+        if (ctx.user_id is None
+                and not is_open(req.environ, allow_empty=True)
                 and not token_optional(req.environ)):
             return webob.exc.HTTPUnauthorized()
         req.environ[ENVIRON_CONTEXT] = ctx

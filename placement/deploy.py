@@ -1,8 +1,9 @@
 """Build the WSGI application: database, start-up work, middleware stack.
 
 Order of layers, outermost first (api-ref/design.rst): proxy headers,
-request id and log, CORS, authentication, context, fault wrapper,
-microversion, body size limit, application.
+request metrics, request id and log, CORS, trusted-network mark,
+authentication, context, fault wrapper, health check, microversion, body
+size limit, application.
 """
 
 import logging
@@ -21,10 +22,13 @@ from placement.db import migration
 from placement import exception
 from placement import handler
 from placement import healthcheck
+from placement import metrics
+from placement import metrics_access
 from placement import middleware
 from placement.objects import resource_class
 from placement.objects import trait
 from placement import policy
+from placement import request_metrics
 from placement import requestlog
 
 LOG = logging.getLogger(__name__)
@@ -121,12 +125,34 @@ def build_app(conf, db):
         app = auth.NoAuth(app)
     else:
         app = auth.KeystoneAuth(app, conf)
+    if conf.metrics.enabled:
+        app = metrics_access.TrustedNetwork(app, conf.metrics.trusted_networks)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
     app = requestlog.RequestLog(app)
+    if conf.metrics.enabled:
+        app = request_metrics.RequestMetrics(app, _start_metrics(db))
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return app
+
+
+def _start_metrics(db):
+    recorded = metrics.configure()
+    metrics.watch_pool(db.engine)
+    metrics.build_info(_version(), db.dialect)
+    return recorded
+
+
+def _version():
+    from importlib import metadata
+    # The distribution's name, and the one older checkouts installed as.
+    for name in ('placement-server', 'placement'):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return 'unknown'
 
 
 def loadapp(conf, db=None):

@@ -20,6 +20,7 @@ from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
 from placement.handlers import inventory
+from placement.handlers import metrics
 from placement.handlers import resource_class
 from placement.handlers import reshaper
 from placement.handlers import resource_provider
@@ -101,6 +102,12 @@ ROUTES = {
         'PUT': (resource_class.update_resource_class,
                 resource_class.create_or_confirm_resource_class),
         'DELETE': resource_class.delete_resource_class,
+    },
+    '/metrics': {
+        'GET': metrics.get_metrics,
+    },
+    '/capacity': {
+        'GET': metrics.get_capacity,
     },
 }
 

@@ -18,13 +18,14 @@ from oslo_policy import opts as policy_opts
 
 from placement.conf import api
 from placement.conf import database
+from placement.conf import metrics
 from placement.conf import middleware
 from placement.conf import paths
 from placement.conf import placement as placement_group
 from placement.conf import workarounds
 
-_GROUP_MODULES = (api, database, middleware, paths, placement_group,
-                  workarounds)
+_GROUP_MODULES = (api, database, metrics, middleware, paths,
+                  placement_group, workarounds)
 
 CORS_DEFAULTS = {
     'allow_headers': [

@@ -44,6 +44,7 @@ from sqlalchemy import pool as sa_pool
 
 from placement.db import changes
 from placement import exception
+from placement import metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -311,6 +312,7 @@ def _transactional(write):
                                 reason=describe_failure(exc)) from exc
                         raise
                     attempt += 1
+                    metrics.retry('database')
                     # DEBUG: while the database is down every request
                     # would add a line; the final failure is logged once.
                     LOG.debug('Retrying %s after database error (%d/%d): '

@@ -25,7 +25,6 @@ import collections
 import os
 import threading
 import time
-import typing
 import weakref
 
 import sqlalchemy as sa
@@ -33,7 +32,7 @@ import sqlalchemy as sa
 from placement.db import changes
 from placement.db import tables
 from placement.objects import aggregate as aggregate_obj
-from placement.objects import inventory as inventory_obj
+from placement.objects import capacity as capacity_rule
 
 #: Seconds after which the index is reloaded whatever the log says.
 MAX_AGE = 300
@@ -50,20 +49,11 @@ _EMPTY = frozenset()
 _GONE = object()
 
 
-class Inventory(typing.NamedTuple):
-    """What the capacity test needs of one inventory record."""
-
-    capacity: int
-    min_unit: int
-    max_unit: int
-    step_size: int
-
-
 class ProviderIndex:
     """Providers by id, with the reverse maps the search filters on.
 
     Per provider: ``uuid`` (and ``by_uuid`` back), ``parent`` (id or
-    None), ``root``, ``inventories`` ({class: Inventory}), ``usage``
+    None), ``root``, ``inventories`` ({class: capacity.Offer}), ``usage``
     ({class: used}, only classes with allocations), ``traits`` and
     ``aggregates`` (frozensets of ids). Reverse maps: ``with_class``,
     ``with_trait``, ``in_aggregate`` ({id: set of providers}),
@@ -171,19 +161,14 @@ class ProviderIndex:
                 self.traits[provider] = _EMPTY
                 self.aggregates[provider] = _EMPTY
         known = self.uuid
-        for rows in _rows(conn, _INVENTORIES, _INV.c.resource_provider_id,
-                          ids):
-            for (provider, rc, total, reserved, ratio, min_unit, max_unit,
-                 step_size) in rows:
-                if provider in known:
-                    self.inventories[provider][rc] = Inventory(
-                        inventory_obj.capacity(total, reserved, ratio),
-                        min_unit, max_unit, step_size)
-                    self.with_class[rc].add(provider)
+        records = [row for rows in _rows(conn, _INVENTORIES,
+                                         _INV.c.resource_provider_id, ids)
+                   for row in rows if row[0] in known]
         for rows in _rows(conn, _USAGE, _ALLOC.c.resource_provider_id, ids):
             for provider, rc, used in rows:
                 if provider in known:
                     self.usage.setdefault(provider, {})[rc] = int(used)
+        self._add_offers(records)
         self._load_sets(conn, _TRAITS, _RP_TRAITS, ids, self.traits,
                         self.with_trait)
         self._load_sets(conn, _AGGREGATES, _RP_AGGS, ids, self.aggregates,
@@ -191,6 +176,20 @@ class ProviderIndex:
         if ids is not None and not self._names_known():
             # A class or trait created since the names were read.
             self._load_names(conn)
+
+    def _add_offers(self, records):
+        """Inventory ``records`` as Offers, given the usage loaded with
+        them."""
+        offer, capacity = capacity_rule.offer, capacity_rule.capacity
+        usage = self.usage
+        for (provider, rc, total, reserved, ratio, min_unit, max_unit,
+             step_size) in records:
+            used = usage.get(provider)
+            self.inventories[provider][rc] = offer(
+                capacity(total, reserved, ratio),
+                used.get(rc, 0) if used else 0, min_unit, max_unit,
+                step_size)
+            self.with_class[rc].add(provider)
 
     def _load_sets(self, conn, stmt, table, ids, forward, reverse):
         found = collections.defaultdict(set)
@@ -271,28 +270,19 @@ class ProviderIndex:
     def fitting(self, providers, amounts):
         """Those of ``providers`` (in order) that can take every ``(class,
         amount)`` of ``amounts`` on its own (spec 10 §1)."""
-        inventories, usage = self.inventories, self.usage
+        inventories, allows = self.inventories, capacity_rule.allows
         for provider in providers:
-            own, used = inventories[provider], usage.get(provider)
+            own = inventories[provider]
             for rc, amount in amounts:
-                inventory = own.get(rc)
-                if inventory is None:
-                    break
-                capacity, min_unit, max_unit, step_size = inventory
-                if used:
-                    capacity -= used.get(rc, 0)
-                if (amount > capacity or amount < min_unit
-                        or amount > max_unit or amount % step_size):
+                offer = own.get(rc)
+                if offer is None or not allows(offer, amount):
                     break
             else:
                 yield provider
 
     def room(self, provider, rc):
-        """The most one candidate may place of ``rc`` on ``provider``:
-        ``min(capacity - used, max_unit)``."""
-        capacity, _, max_unit, _ = self.inventories[provider][rc]
-        free = capacity - self.usage.get(provider, {}).get(rc, 0)
-        return min(free, max_unit)
+        """The most one candidate may place of ``rc`` on ``provider``."""
+        return self.inventories[provider][rc].most
 
     def lone_roots(self):
         """Roots of trees of one provider (kept until a provider moves,

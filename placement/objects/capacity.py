@@ -1,0 +1,62 @@
+"""The capacity rule, in one place for every reader and writer.
+
+An inventory record offers ``int((total - reserved) * allocation_ratio)``
+units: its capacity. One allocation of ``amount`` from it must respect the
+record's units (``min_unit <= amount <= max_unit``, a multiple of
+``step_size``) and fit (usage after it at most the capacity).
+
+Inventory writes check the capacity alone (``inventory.check_capacity``);
+allocation writes, and so the reshaper, check units and then usage
+(``allocation``); the candidates index keeps an ``Offer`` per inventory
+and asks ``allows`` per provider (``provider_index``); the ``resources``
+filter of GET /resource_providers lets the database decide
+(``sql_fits``). Amounts and usage are whole numbers, so comparing them
+with the untruncated product, as SQL does, gives the same answers.
+"""
+
+import typing
+
+
+class Offer(typing.NamedTuple):
+    """What one allocation may take from an inventory, given its usage:
+    a multiple of ``step_size`` from ``min_unit`` to ``most``."""
+
+    min_unit: int
+    most: int
+    step_size: int
+    capacity: typing.Optional[int]
+
+
+def capacity(total, reserved, allocation_ratio):
+    """Usable units of an inventory record."""
+    return int((total - reserved) * allocation_ratio)
+
+
+def offer(capacity, used, min_unit, max_unit, step_size):
+    """The Offer of a record with ``capacity`` of which ``used`` is
+    allocated: at most what is free, within ``max_unit``."""
+    return Offer(min_unit, min(capacity - used, max_unit), step_size,
+                 capacity)
+
+
+def allows(offer, amount):
+    """True if one allocation of ``amount`` may be taken from ``offer``
+    (kept to tuple operations: the candidates index calls it per
+    provider)."""
+    min_unit, most, step_size, _ = offer
+    return min_unit <= amount <= most and not amount % step_size
+
+
+def units_allowed(amount, min_unit, max_unit, step_size):
+    """True if ``amount`` respects a record's units, usage aside."""
+    return allows(Offer(min_unit, max_unit, step_size, None), amount)
+
+
+def sql_fits(inventory, used, amount):
+    """WHERE clauses over the ``inventories`` table (or an alias) keeping
+    the records from which one allocation of ``amount`` (an SQL integer)
+    may be taken, ``used`` (an SQL integer) being their usage."""
+    return (inventory.c.min_unit <= amount, inventory.c.max_unit >= amount,
+            amount % inventory.c.step_size == 0,
+            used + amount <= (inventory.c.total - inventory.c.reserved)
+            * inventory.c.allocation_ratio)

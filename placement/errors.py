@@ -8,6 +8,8 @@ plain text otherwise (webob chooses, exactly as the reference does).
 
 import webob.exc
 
+from placement import microversion
+
 # Error codes (spec 01 §6.4). These strings never change.
 UNDEFINED = 'placement.undefined_code'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -20,9 +22,6 @@ PROVIDER_NOT_FOUND = 'placement.resource_provider.not_found'
 QUERY_DUPLICATE_KEY = 'placement.query.duplicate_key'
 QUERY_BAD_VALUE = 'placement.query.bad_value'
 QUERY_MISSING_VALUE = 'placement.query.missing_value'
-
-#: Microversion from which error bodies carry ``code``.
-CODE_MIN_VERSION = (1, 23)
 
 
 class _PlacementError:
@@ -92,7 +91,7 @@ def render(exc, environ, request_id, version=None, extra=None):
     def json_formatter(body, status, title, environ):
         error = {'status': exc.status_int, 'title': exc.title,
                  'detail': webob.exc.strip_tags(body)}
-        if version is not None and tuple(version) >= CODE_MIN_VERSION:
+        if version is not None and version >= microversion.ERROR_CODES:
             error['code'] = code
         error['request_id'] = request_id
         error.update(extra or {})

@@ -25,23 +25,6 @@ SCHEMAS = (('1.10', schema.V1_10), ('1.16', schema.V1_16),
 _GROUP_KEY = re.compile('^(resources|required|member_of|in_tree)(.*)$')
 _INVALID_QUERY = 'Invalid query string parameters: '
 
-#: The allocations of a candidate are a dict (not a list) from here on.
-DICT_ALLOCATIONS_VERSION = (1, 12)
-#: Summaries carry traits from here on.
-SUMMARY_TRAITS_VERSION = (1, 17)
-#: Trait conflicts inside a group are errors from here on.
-CONFLICT_CHECK_VERSION = (1, 22)
-#: Numbered groups and group_policy from here on.
-GROUPS_VERSION = (1, 25)
-#: Summaries list every inventory, not only requested classes.
-ALL_INVENTORIES_VERSION = (1, 27)
-#: Nested trees are searched as such; summaries name parent and root.
-NESTED_VERSION = (1, 29)
-#: Candidates carry group mappings from here on.
-MAPPINGS_VERSION = (1, 34)
-#: Resourceless groups and same_subtree from here on.
-SAME_SUBTREE_VERSION = (1, 36)
-
 
 class _Group:
     """What the query says about one request group, while parsing."""
@@ -78,7 +61,7 @@ def list_allocation_candidates(req):
     groups = _groups(params, version)
     _check_groups(groups, same_subtree, version)
     _check_conflicts(groups, version)
-    if (version >= GROUPS_VERSION and 'group_policy' not in params
+    if (version >= microversion.GRANULAR_GROUPS and 'group_policy' not in params
             and sum(1 for g in groups if g.suffix) > 1):
         raise errors.BadRequest(
             'The "group_policy" parameter is required when specifying more '
@@ -87,7 +70,7 @@ def list_allocation_candidates(req):
         groups=[g.to_request_group() for g in groups], isolate=isolate,
         root_required=root_required, root_forbidden=root_forbidden,
         same_subtree=same_subtree, limit=limit,
-        nested_aware=version >= NESTED_VERSION)
+        nested_aware=version >= microversion.NESTED_CANDIDATES)
     conf = ctx.config.placement
     options = ac_obj.Options(
         max_candidates=conf.max_allocation_candidates,
@@ -206,7 +189,7 @@ def _in_tree(value):
 def _check_groups(groups, same_subtree, version):
     """Group consistency, 09 §4.1 (before 1.36) and §4.2 (from 1.36)."""
     resourceless = [g for g in groups if not g.resources]
-    if version >= SAME_SUBTREE_VERSION:
+    if version >= microversion.SAME_SUBTREE:
         if len(resourceless) == len(groups):
             raise errors.BadRequest(
                 'There must be at least one resources or resources[$S] '
@@ -250,7 +233,7 @@ def _check_groups(groups, same_subtree, version):
 def _check_conflicts(groups, version):
     """A required trait (or a whole ``in:`` term) also forbidden in the
     same group, 09 §4.3."""
-    if version < CONFLICT_CHECK_VERSION:
+    if version < microversion.FORBIDDEN_TRAITS:
         return
     items = []
     for group in groups:
@@ -271,7 +254,7 @@ def _check_conflicts(groups, version):
 def _serialize(result, version, requested):
     return {
         'allocation_requests': (
-            result.candidates if version >= MAPPINGS_VERSION
+            result.candidates if version >= microversion.CANDIDATE_MAPPINGS
             else [_candidate(c, version) for c in result.candidates]),
         'provider_summaries': _summaries(result.summaries, version,
                                          requested),
@@ -281,9 +264,9 @@ def _serialize(result, version, requested):
 def _candidate(candidate, version):
     """The engine's candidates are those of 1.34 on; older versions show
     less (the engine's dicts are shared, so they are copied, not cut)."""
-    if version >= MAPPINGS_VERSION:
+    if version >= microversion.CANDIDATE_MAPPINGS:
         return candidate
-    if version >= DICT_ALLOCATIONS_VERSION:
+    if version >= microversion.DICT_ALLOCATIONS:
         return {'allocations': candidate['allocations']}
     return {'allocations': [
         {'resource_provider': {'uuid': uuid},
@@ -294,7 +277,7 @@ def _candidate(candidate, version):
 def _summaries(summaries, version, requested):
     """The engine's summaries are those of 1.29 on; older versions show
     less (the engine's dicts are shared, so they are copied, not cut)."""
-    if version >= NESTED_VERSION:
+    if version >= microversion.NESTED_CANDIDATES:
         return summaries
     return {uuid: _older_summary(summary, version, requested)
             for uuid, summary in summaries.items()}
@@ -303,7 +286,7 @@ def _summaries(summaries, version, requested):
 def _older_summary(summary, version, requested):
     data = {'resources': {
         rc: usage for rc, usage in summary['resources'].items()
-        if version >= ALL_INVENTORIES_VERSION or rc in requested}}
-    if version >= SUMMARY_TRAITS_VERSION:
+        if version >= microversion.ALL_INVENTORIES_IN_SUMMARIES or rc in requested}}
+    if version >= microversion.SUMMARY_TRAITS:
         data['traits'] = summary['traits']
     return data

@@ -10,6 +10,7 @@ import re
 
 from placement import errors
 from placement import exception
+from placement.handlers import candidate_rendering as rendering
 from placement.handlers import params as filters
 from placement import microversion
 from placement.objects import allocation_candidate as ac_obj
@@ -81,8 +82,8 @@ def list_allocation_candidates(req):
     try:
         with util.collector_paused():
             return util.json_response(
-                req, _serialize(ac_obj.find(ctx, request, options),
-                                version, requested),
+                req, rendering.body(ac_obj.find(ctx, request, options),
+                                    version, requested),
                 last_modified=util.now())
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
@@ -247,46 +248,3 @@ def _check_conflicts(groups, version):
         raise errors.BadRequest(
             'Conflicting required and forbidden traits found in the '
             'following traits keys: %s' % ', '.join(sorted(items)))
-
-
-# -- the response -------------------------------------------------------------
-
-def _serialize(result, version, requested):
-    return {
-        'allocation_requests': (
-            result.candidates if version >= microversion.CANDIDATE_MAPPINGS
-            else [_candidate(c, version) for c in result.candidates]),
-        'provider_summaries': _summaries(result.summaries, version,
-                                         requested),
-    }
-
-
-def _candidate(candidate, version):
-    """The engine's candidates are those of 1.34 on; older versions show
-    less (the engine's dicts are shared, so they are copied, not cut)."""
-    if version >= microversion.CANDIDATE_MAPPINGS:
-        return candidate
-    if version >= microversion.DICT_ALLOCATIONS:
-        return {'allocations': candidate['allocations']}
-    return {'allocations': [
-        {'resource_provider': {'uuid': uuid},
-         'resources': placed['resources']}
-        for uuid, placed in candidate['allocations'].items()]}
-
-
-def _summaries(summaries, version, requested):
-    """The engine's summaries are those of 1.29 on; older versions show
-    less (the engine's dicts are shared, so they are copied, not cut)."""
-    if version >= microversion.NESTED_CANDIDATES:
-        return summaries
-    return {uuid: _older_summary(summary, version, requested)
-            for uuid, summary in summaries.items()}
-
-
-def _older_summary(summary, version, requested):
-    data = {'resources': {
-        rc: usage for rc, usage in summary['resources'].items()
-        if version >= microversion.ALL_INVENTORIES_IN_SUMMARIES or rc in requested}}
-    if version >= microversion.SUMMARY_TRAITS:
-        data['traits'] = summary['traits']
-    return data

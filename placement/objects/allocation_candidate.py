@@ -1,8 +1,10 @@
 """The allocation-candidates engine (spec 10) behind one interface.
 
 ``find(ctx, request, options)`` takes plain request groups and returns
-candidates and provider summaries as plain values; it knows nothing of
-HTTP or microversions beyond the flags ``Request`` carries.
+candidates and provider summaries as domain values (ids, uuids, names,
+amounts); it knows nothing of HTTP or microversions beyond the flags
+``Request`` carries. ``placement.handlers.candidate_rendering`` shapes
+them into response bodies.
 
 It works in three steps: look the names up (in the order the reference
 reports unknown ones, from the index's name caches), find per group the
@@ -81,23 +83,31 @@ class Options:
 
 @dataclasses.dataclass
 class Result:
-    """Candidates and summaries as the latest microversion shows them
-    (plain values; older ones show a subset):
+    """Candidates and the summaries of the providers they involve.
 
-    * a candidate is ``{'allocations': {provider uuid: {'resources':
-      {class: amount}}}, 'mappings': {suffix: [provider uuid, ...]}}``;
-    * ``summaries`` is {provider uuid: summary}, each as
-      ``ProviderIndex.summary`` describes it.
+    * ``candidates``: each ``(suffixes, partials)`` as
+      ``candidate_search.generate`` found it: the ``Partial`` chosen for
+      each group, in the order of ``suffixes``. A partial names its
+      providers by id and places ``(provider, class, amount)`` triples,
+      or its group's ``(class, amount)`` template on its one provider;
+      a partial takes part in many candidates.
+    * ``uuids``: {provider id: uuid} of every provider they name.
+    * ``class_names``: {class id: name} of the classes the request names.
+    * ``summaries``: {provider uuid: provider_index.Summary}, in provider
+      id order, of the providers placing something (with nesting from
+      1.29: of their whole trees).
 
-    Inner values are shared between candidates and between requests: do
-    not change them.
+    Partials and summaries are shared between requests: do not change
+    them.
     """
 
-    candidates: typing.List[dict]
-    summaries: typing.Dict[str, dict]
+    candidates: typing.List[tuple]
+    uuids: typing.Dict[int, str]
+    class_names: typing.Dict[int, str]
+    summaries: typing.Dict[str, provider_index.Summary]
 
 
-EMPTY = Result([], {})
+EMPTY = Result([], {}, {}, {})
 
 
 @db_api.reader
@@ -135,7 +145,7 @@ def find(ctx, request, options=Options(), rng=random):
             _cap(request.limit, options.max_candidates)))
         if options.randomize:
             rng.shuffle(found)
-        return _result(index, found, space)
+        return _result(index, found, space, names.class_names())
 
 
 def _shared_classes(resolved):
@@ -178,6 +188,10 @@ class _Names:
         self._classes = index.class_ids(ctx.conn, classes)
         self._traits = index.trait_ids(ctx.conn, traits)
         self._aggregates = index.aggregate_ids(ctx.conn, uuids)
+
+    def class_names(self):
+        """{id: name} of the request's known classes."""
+        return {rc: name for name, rc in self._classes.items()}
 
     def trait_ids(self, names):
         for name in names:
@@ -482,128 +496,39 @@ def _cap(limit, max_candidates):
     return min(caps) if caps else None
 
 
-def _result(index, found, space):
-    """Candidates and the summaries of their trees (below 1.29 with
-    nesting: of their providers), with uuids and names."""
+def _result(index, found, space, class_names):
+    """The found candidates with the uuids of their providers and the
+    summaries of their trees (below 1.29 with nesting: of the providers
+    placing something)."""
     if not found:
         return EMPTY
-    rendering = _Rendering(index)
-    candidates = rendering.candidates(found)
+    named, placing = _providers(found)
     if space.one_provider_per_tree or not index.nested:
         # Without nesting every tree is its one provider.
-        described = rendering.contributing
+        described = placing
     else:
-        described = index.trees({index.root[p]
-                                 for p in rendering.contributing})
-    summaries, summary = index.summaries, index.summary
-    return Result(candidates, {index.uuid[p]: summaries.get(p) or summary(p)
-                               for p in sorted(described)})
+        described = index.trees({index.root[p] for p in placing})
+    uuid_of, summaries, summary = index.uuid, index.summaries, index.summary
+    return Result(found, {p: uuid_of[p] for p in named}, class_names,
+                  {uuid_of[p]: summaries.get(p) or summary(p)
+                   for p in sorted(described)})
 
 
-class _Rendering:
-    """Candidates in uuids and class names. A partial takes part in many
-    candidates, so each is rendered once; what partials place is shared
-    between those that place the same amounts."""
-
-    def __init__(self, index):
-        self._uuid, self._names = index.uuid, index.class_names
-        self._rendered = {}
-        self._placed = {}
-        #: Providers placing something in some candidate.
-        self.contributing = set()
-
-    def candidates(self, found):
-        rendered, render = self._rendered, self._render
-        uuid_of, resources = self._uuid, self._resources
-        contributing = self.contributing
-        result = []
-        for suffixes, partials in found:
-            if len(partials) == 1:
-                partial = partials[0]
-                if partial.template is not None:
-                    # One provider placing its group's amounts, in no
-                    # other candidate: rendered here, not cached.
-                    provider = partial.providers[0]
-                    contributing.add(provider)
-                    uuid = uuid_of[provider]
-                    result.append({
-                        'allocations': {uuid: resources(partial.template)},
-                        'mappings': {suffixes[0]: [uuid]}})
-                    continue
-                uuids, allocations = (rendered.get(id(partial))
-                                      or render(partial))
-                mappings = {suffixes[0]: uuids}
-            elif len(partials) == 2:
-                uuids, first = (rendered.get(id(partials[0]))
-                                or render(partials[0]))
-                others, second = (rendered.get(id(partials[1]))
-                                  or render(partials[1]))
-                allocations = {**first, **second}
-                if len(allocations) < len(first) + len(second):
-                    allocations = _merged([first, second])
-                mappings = {suffixes[0]: uuids, suffixes[1]: others}
-            else:
-                pieces = [rendered.get(id(partial)) or render(partial)
-                          for partial in partials]
-                allocations = {}
-                for _, placed in pieces:
-                    allocations.update(placed)
-                if len(allocations) < sum(len(p) for _, p in pieces):
-                    allocations = _merged([placed for _, placed in pieces])
-                mappings = {suffix: uuids for suffix, (uuids, _)
-                            in zip(suffixes, pieces)}
-            result.append({'allocations': allocations,
-                           'mappings': mappings})
-        return result
-
-    def _render(self, partial):
-        """([provider uuid, ...], {uuid: {'resources': {class: amount}}})
-        of one partial."""
-        if len(partial.providers) == 1:
-            provider = partial.providers[0]
-            uuid = self._uuid[provider]
-            placed = {}
+def _providers(found):
+    """(providers the candidates name, those placing something)."""
+    named, placing = set(), set()
+    seen = set()
+    for _suffixes, partials in found:
+        for partial in partials:
             if partial.template is not None:
-                self.contributing.add(provider)
-                placed[uuid] = self._resources(partial.template)
-            elif partial.amounts:
-                self.contributing.add(provider)
-                placed[uuid] = self._placing(
-                    (rc, amount) for _, rc, amount in partial.amounts)
-            rendered = self._rendered[id(partial)] = ([uuid], placed)
-            return rendered
-        per_provider = collections.defaultdict(list)
-        for provider, rc, amount in partial.amounts:
-            per_provider[provider].append((rc, amount))
-        self.contributing.update(per_provider)
-        placed = {self._uuid[provider]: self._placing(amounts)
-                  for provider, amounts in per_provider.items()}
-        rendered = self._rendered[id(partial)] = (
-            [self._uuid[p] for p in partial.providers], placed)
-        return rendered
-
-    def _resources(self, template):
-        """``_placing`` of a group's template, shared by the partials of
-        the group (its identity finds it; kept alive with it)."""
-        placed = self._placed.get(id(template))
-        if placed is None:
-            placed = self._placed[id(template)] = (
-                self._placing(template), template)
-        return placed[0]
-
-    def _placing(self, amounts):
-        """{'resources': {class name: amount}} of ``(class, amount)``
-        pairs."""
-        return {'resources': {self._names[rc]: amount
-                              for rc, amount in amounts}}
-
-
-def _merged(pieces):
-    """Allocations of pieces that share providers, summed per class."""
-    result = {}
-    for placed in pieces:
-        for uuid, resources in placed.items():
-            mine = result.setdefault(uuid, {'resources': {}})['resources']
-            for name, amount in resources['resources'].items():
-                mine[name] = mine.get(name, 0) + amount
-    return result
+                # One provider placing its group's amounts.
+                placing.add(partial.providers[0])
+                continue
+            key = id(partial)
+            if key in seen:
+                continue
+            seen.add(key)
+            named.update(partial.providers)
+            placing.update([p for p, _rc, _amount in partial.amounts])
+    named |= placing
+    return named, placing

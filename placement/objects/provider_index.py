@@ -25,6 +25,7 @@ import collections
 import os
 import threading
 import time
+import typing
 import weakref
 
 import sqlalchemy as sa
@@ -47,6 +48,18 @@ _RP_AGGS = tables.resource_provider_aggregates
 
 _EMPTY = frozenset()
 _GONE = object()
+
+
+class Summary(typing.NamedTuple):
+    """What allocation candidates tell of one provider: ``resources``
+    as ``(class name, capacity, used)`` for each inventory; ``traits``,
+    sorted names; the uuids of its parent (or None) and root."""
+
+    uuid: str
+    resources: typing.Tuple[typing.Tuple[str, int, int], ...]
+    traits: typing.Tuple[str, ...]
+    parent_uuid: typing.Optional[str]
+    root_uuid: str
 
 
 class ProviderIndex:
@@ -245,25 +258,21 @@ class ProviderIndex:
         return {name: ids[name] for name in names if name in ids}
 
     def summary(self, provider):
-        """What ``GET /allocation_candidates`` says of ``provider`` from
-        microversion 1.29 on, as plain values; built once per version
-        of the provider and shared, so callers must not change it."""
+        """The Summary of ``provider``, built once per version of the
+        provider and shared."""
         summary = self.summaries.get(provider)
         if summary is None:
             parent = self.parent[provider]
             usage = self.usage.get(provider, {})
-            summary = {
-                'resources': {
-                    self.class_names[rc]: {
-                        'capacity': inventory.capacity,
-                        'used': usage.get(rc, 0)}
-                    for rc, inventory in self.inventories[provider].items()},
-                'traits': sorted(self.trait_names[t]
-                                 for t in self.traits[provider]),
-                'parent_provider_uuid': (None if parent is None
-                                         else self.uuid[parent]),
-                'root_provider_uuid': self.uuid[self.root[provider]],
-            }
+            names = self.class_names
+            summary = Summary(
+                self.uuid[provider],
+                tuple([(names[rc], offer.capacity, usage.get(rc, 0))
+                       for rc, offer in self.inventories[provider].items()]),
+                tuple(sorted([self.trait_names[t]
+                              for t in self.traits[provider]])),
+                None if parent is None else self.uuid[parent],
+                self.uuid[self.root[provider]])
             self.summaries[provider] = summary
         return summary
 

@@ -62,7 +62,8 @@ def list_allocation_candidates(req):
     groups = _groups(params, version)
     _check_groups(groups, same_subtree, version)
     _check_conflicts(groups, version)
-    if (version >= microversion.GRANULAR_GROUPS and 'group_policy' not in params
+    if (version >= microversion.GRANULAR_GROUPS
+            and 'group_policy' not in params
             and sum(1 for g in groups if g.suffix) > 1):
         raise errors.BadRequest(
             'The "group_policy" parameter is required when specifying more '

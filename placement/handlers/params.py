@@ -113,8 +113,8 @@ def parse_required(values, version, key='required'):
     del key  # The reference's messages never name the suffixed key.
     if version < microversion.ANY_OF_TRAITS:
         values = values[-1:]
-    form = (_REQUIRED_FORM_FORBIDDEN if version >= microversion.FORBIDDEN_TRAITS
-            else _REQUIRED_FORM)
+    form = (_REQUIRED_FORM_FORBIDDEN
+            if version >= microversion.FORBIDDEN_TRAITS else _REQUIRED_FORM)
     terms, required, forbidden = [], [], []
     for value in values:
         if value.startswith(_ANY_OF):

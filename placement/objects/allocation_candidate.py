@@ -516,19 +516,16 @@ def _result(index, found, space, class_names):
 
 def _providers(found):
     """(providers the candidates name, those placing something)."""
-    named, placing = set(), set()
-    seen = set()
+    named, placing, seen = set(), set(), set()
+    place = placing.add
     for _suffixes, partials in found:
         for partial in partials:
             if partial.template is not None:
                 # One provider placing its group's amounts.
-                placing.add(partial.providers[0])
-                continue
-            key = id(partial)
-            if key in seen:
-                continue
-            seen.add(key)
-            named.update(partial.providers)
-            placing.update([p for p, _rc, _amount in partial.amounts])
+                place(partial.providers[0])
+            elif id(partial) not in seen:
+                seen.add(id(partial))
+                named.update(partial.providers)
+                placing.update([p for p, _rc, _amount in partial.amounts])
     named |= placing
     return named, placing

@@ -8,8 +8,8 @@ record's units (``min_unit <= amount <= max_unit``, a multiple of
 Inventory writes check the capacity alone (``inventory.check_capacity``);
 allocation writes, and so the reshaper, check units and then usage
 (``allocation``); the candidates index keeps an ``Offer`` per inventory
-and asks ``allows`` per provider (``provider_index``); the ``resources``
-filter of GET /resource_providers lets the database decide
+and tests its ``allowed`` range per provider (``provider_index``); the
+``resources`` filter of GET /resource_providers lets the database decide
 (``sql_fits``). Amounts and usage are whole numbers, so comparing them
 with the untruncated product, as SQL does, gives the same answers.
 """
@@ -19,12 +19,17 @@ import typing
 
 class Offer(typing.NamedTuple):
     """What one allocation may take from an inventory, given its usage:
-    a multiple of ``step_size`` from ``min_unit`` to ``most``."""
+    ``allowed`` is the range of amounts it may be; ``capacity`` is the
+    record's capacity."""
 
-    min_unit: int
-    most: int
-    step_size: int
-    capacity: typing.Optional[int]
+    allowed: range
+    capacity: int
+
+    @property
+    def most(self):
+        """The most one allocation may take (below zero when usage
+        exceeds capacity)."""
+        return self.allowed.stop - 1
 
 
 def capacity(total, reserved, allocation_ratio):
@@ -32,24 +37,30 @@ def capacity(total, reserved, allocation_ratio):
     return int((total - reserved) * allocation_ratio)
 
 
+def _amounts(min_unit, most, step_size):
+    """The multiples of ``step_size`` from ``min_unit`` to ``most``, as
+    a range: membership is one C-level test, cheap enough for the
+    candidates index to ask per provider."""
+    first = -(-min_unit // step_size) * step_size
+    return range(first, most + 1, step_size)
+
+
 def offer(capacity, used, min_unit, max_unit, step_size):
     """The Offer of a record with ``capacity`` of which ``used`` is
     allocated: at most what is free, within ``max_unit``."""
-    return Offer(min_unit, min(capacity - used, max_unit), step_size,
-                 capacity)
+    return Offer(_amounts(min_unit, min(capacity - used, max_unit),
+                          step_size), capacity)
 
 
 def allows(offer, amount):
-    """True if one allocation of ``amount`` may be taken from ``offer``
-    (kept to tuple operations: the candidates index calls it per
-    provider)."""
-    min_unit, most, step_size, _ = offer
-    return min_unit <= amount <= most and not amount % step_size
+    """True if one allocation of ``amount`` may be taken from
+    ``offer``."""
+    return amount in offer.allowed
 
 
 def units_allowed(amount, min_unit, max_unit, step_size):
     """True if ``amount`` respects a record's units, usage aside."""
-    return allows(Offer(min_unit, max_unit, step_size, None), amount)
+    return amount in _amounts(min_unit, max_unit, step_size)
 
 
 def sql_fits(inventory, used, amount):

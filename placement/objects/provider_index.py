@@ -279,12 +279,13 @@ class ProviderIndex:
     def fitting(self, providers, amounts):
         """Those of ``providers`` (in order) that can take every ``(class,
         amount)`` of ``amounts`` on its own (spec 10 §1)."""
-        inventories, allows = self.inventories, capacity_rule.allows
+        inventories = self.inventories
         for provider in providers:
             own = inventories[provider]
             for rc, amount in amounts:
                 offer = own.get(rc)
-                if offer is None or not allows(offer, amount):
+                # capacity.allows, inlined: this runs per provider.
+                if offer is None or amount not in offer.allowed:
                     break
             else:
                 yield provider

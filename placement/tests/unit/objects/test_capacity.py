@@ -27,6 +27,12 @@ def test_allows_checks_units_and_room():
     assert [a for a in range(5, 10) if capacity.allows(offer, a)] == [5, 6, 7]
 
 
+def test_steps_count_from_zero_not_from_min_unit():
+    offer = capacity.offer(20, 0, 3, 20, 2)
+    assert [a for a in range(0, 12) if capacity.allows(offer, a)] == [
+        4, 6, 8, 10]
+
+
 def test_units_allowed_ignores_usage():
     assert capacity.units_allowed(30, 10, 50, 10)
     assert not capacity.units_allowed(35, 10, 50, 10)

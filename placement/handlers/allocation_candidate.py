@@ -82,10 +82,9 @@ def list_allocation_candidates(req):
     requested = {rc for g in groups for rc in g.resources}
     try:
         with util.collector_paused():
-            return util.json_response(
-                req, rendering.body(ac_obj.find(ctx, request, options),
-                                    version, requested),
-                last_modified=util.now())
+            body = ac_obj.find(ctx, request, options, present=(
+                lambda result: rendering.body(result, version, requested)))
+            return util.json_response(req, body, last_modified=util.now())
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Invalid resource class in resources parameter: %s' % exc)

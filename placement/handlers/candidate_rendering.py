@@ -1,10 +1,10 @@
 """The body of GET /allocation_candidates, per microversion.
 
-The engine (``placement.objects.allocation_candidate.find``) returns the
-candidates as the search found them, with the uuids and class names they
-need, and provider summaries as domain values. This module shapes them:
-candidates of the latest microversion, then older versions derived from
-those by leaving members out.
+The engine (``placement.objects.allocation_candidate.find``) hands its
+Result, the candidates as the search found them with the uuids and class
+names they need, to ``body`` while it holds the provider index. This
+module shapes them: candidates and summaries of the latest microversion,
+then older versions derived from those by leaving members out.
 
 A body can hold tens of thousands of candidates, so rendering avoids
 repeated work: a partial candidate takes part in many candidates and is
@@ -31,10 +31,9 @@ def body(result, version, requested):
     """The response body for ``result`` at ``version``; ``requested`` are
     the class names the request asks for (older summaries show only
     those)."""
-    candidates = allocation_requests(result)
+    candidates, summaries = latest(result)
     if version < microversion.CANDIDATE_MAPPINGS:
         candidates = [_older_candidate(c, version) for c in candidates]
-    summaries = provider_summaries(result)
     if version < microversion.NESTED_CANDIDATES:
         summaries = {uuid: _older_summary(summary, version, requested)
                      for uuid, summary in summaries.items()}
@@ -42,20 +41,22 @@ def body(result, version, requested):
             'provider_summaries': summaries}
 
 
-def allocation_requests(result):
-    """The candidates of ``result`` as the latest microversion shows
-    them."""
-    return _Rendering(result).candidates()
+def latest(result):
+    """(allocation requests, provider summaries) of ``result`` as the
+    latest microversion shows them."""
+    rendering = _Rendering(result)
+    candidates = rendering.candidates()
+    return candidates, _summaries(result.summaries(rendering.contributing))
 
 
-def provider_summaries(result):
-    """{uuid: summary} of ``result`` as the latest microversion shows
-    them."""
+def _summaries(summaries):
+    """{uuid: summary dict} of Summaries, rendered once per Summary."""
     if len(_SUMMARIES) > MAX_KEPT_SUMMARIES:
         _SUMMARIES.clear()
     kept = _SUMMARIES
     rendered = {}
-    for uuid, summary in result.summaries.items():
+    for summary in summaries:
+        uuid = summary.uuid
         entry = kept.get(uuid)
         if entry is None or entry[0] is not summary:
             entry = kept[uuid] = (summary, _summary(summary))
@@ -101,13 +102,16 @@ class _Rendering:
 
     def __init__(self, result):
         self._found = result.candidates
-        self._uuid, self._names = result.uuids, result.class_names
+        self._uuid, self._names = result.uuid, result.class_names
         self._rendered = {}
         self._placed = {}
+        #: Providers placing something in some candidate.
+        self.contributing = set()
 
     def candidates(self):
         rendered, render = self._rendered, self._render
         uuid_of, resources = self._uuid, self._resources
+        contributing = self.contributing
         result = []
         for suffixes, partials in self._found:
             if len(partials) == 1:
@@ -115,7 +119,9 @@ class _Rendering:
                 if partial.template is not None:
                     # One provider placing its group's amounts, in no
                     # other candidate: rendered here, not cached.
-                    uuid = uuid_of[partial.providers[0]]
+                    provider = partial.providers[0]
+                    contributing.add(provider)
+                    uuid = uuid_of[provider]
                     result.append({
                         'allocations': {uuid: resources(partial.template)},
                         'mappings': {suffixes[0]: [uuid]}})
@@ -150,11 +156,14 @@ class _Rendering:
         """([provider uuid, ...], {uuid: {'resources': {class: amount}}})
         of one partial."""
         if len(partial.providers) == 1:
-            uuid = self._uuid[partial.providers[0]]
+            provider = partial.providers[0]
+            uuid = self._uuid[provider]
             placed = {}
             if partial.template is not None:
+                self.contributing.add(provider)
                 placed[uuid] = self._resources(partial.template)
             elif partial.amounts:
+                self.contributing.add(provider)
                 placed[uuid] = self._placing(
                     (rc, amount) for _, rc, amount in partial.amounts)
             rendered = self._rendered[id(partial)] = ([uuid], placed)
@@ -162,6 +171,7 @@ class _Rendering:
         per_provider = collections.defaultdict(list)
         for provider, rc, amount in partial.amounts:
             per_provider[provider].append((rc, amount))
+        self.contributing.update(per_provider)
         placed = {self._uuid[provider]: self._placing(amounts)
                   for provider, amounts in per_provider.items()}
         rendered = self._rendered[id(partial)] = (

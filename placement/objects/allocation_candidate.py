@@ -1,21 +1,23 @@
 """The allocation-candidates engine (spec 10) behind one interface.
 
-``find(ctx, request, options)`` takes plain request groups and returns
-candidates and provider summaries as domain values (ids, uuids, names,
-amounts); it knows nothing of HTTP or microversions beyond the flags
-``Request`` carries. ``placement.handlers.candidate_rendering`` shapes
-them into response bodies.
+``find(ctx, request, options, present=...)`` takes plain request groups
+and hands the candidates and provider summaries, as domain values (ids,
+uuids, names, amounts), to the caller's ``present`` while it holds the
+provider index; it knows nothing of HTTP or microversions beyond the
+flags ``Request`` carries. ``placement.handlers.candidate_rendering``
+shapes them into response bodies.
 
 It works in three steps: look the names up (in the order the reference
 reports unknown ones, from the index's name caches), find per group the
 providers that qualify in the process's ``provider_index`` (brought up
 to date first), and let ``candidate_search`` combine them lazily up to
-the cap. Summaries are then built for the trees of the returned
-candidates only.
+the cap. Summaries are built, when asked for, for the trees of the
+providers the returned candidates place something on.
 """
 
 import collections
 import dataclasses
+import functools
 import itertools
 import random
 import typing
@@ -83,7 +85,7 @@ class Options:
 
 @dataclasses.dataclass
 class Result:
-    """Candidates and the summaries of the providers they involve.
+    """The candidates found, as ``present`` (see ``find``) sees them.
 
     * ``candidates``: each ``(suffixes, partials)`` as
       ``candidate_search.generate`` found it: the ``Partial`` chosen for
@@ -91,61 +93,70 @@ class Result:
       providers by id and places ``(provider, class, amount)`` triples,
       or its group's ``(class, amount)`` template on its one provider;
       a partial takes part in many candidates.
-    * ``uuids``: {provider id: uuid} of every provider they name.
-    * ``class_names``: {class id: name} of the classes the request names.
-    * ``summaries``: {provider uuid: provider_index.Summary}, in provider
-      id order, of the providers placing something (with nesting from
-      1.29: of their whole trees).
+    * ``uuid``: {provider id: uuid}; ``class_names``: {class id: name}.
+    * ``summaries(providers)``: the ``provider_index.Summary`` of each
+      provider of the trees of ``providers`` (those placing something;
+      below 1.29 with nesting, of ``providers`` only), in id order.
 
-    Partials and summaries are shared between requests: do not change
-    them.
+    It reads the provider index, so it is valid only while ``present``
+    runs. Partials and summaries are shared between requests: do not
+    change them.
     """
 
     candidates: typing.List[tuple]
-    uuids: typing.Dict[int, str]
-    class_names: typing.Dict[int, str]
-    summaries: typing.Dict[str, provider_index.Summary]
+    uuid: typing.Mapping[int, str]
+    class_names: typing.Mapping[int, str]
+    summaries: typing.Callable[[typing.Iterable[int]],
+                               typing.List[provider_index.Summary]]
 
 
-EMPTY = Result([], {}, {}, {})
+EMPTY = Result([], {}, {}, lambda providers: [])
 
 
 @db_api.reader
-def find(ctx, request, options=Options(), rng=random):
-    """Candidates for ``request``; raises ResourceClassNotFound or
-    TraitNotFound for unknown names."""
+def find(ctx, request, options=Options(), rng=random, *, present):
+    """``present(result)`` for the candidates of ``request``, called
+    while the provider index is locked (a Result reads it); raises
+    ResourceClassNotFound or TraitNotFound for unknown names."""
     index = provider_index.of(ctx.db)
     with index.lock:
         index.refresh(ctx.conn)
-        names = _Names(ctx, index, request)
-        root_required = names.trait_ids(request.root_required)
-        root_forbidden = names.trait_ids(request.root_forbidden)
-        resolved = []
-        for group in request.groups:
-            ids = names.resolve(group)
-            if ids is None:
-                return EMPTY
-            resolved.append(ids)
-        builder = _SpaceBuilder(index, request, names.sharing(),
-                                _shared_classes(resolved))
-        for ids in resolved:
-            if not builder.add(ids):
-                return EMPTY
-        space = builder.space
-        anchors = _anchors(index, space, root_required, root_forbidden)
-        if request.same_subtree:
-            space.ancestry = search.Ancestry(index.parent, index.lines)
-        if options.randomize:
-            anchors = list(anchors)
-            rng.shuffle(anchors)
-        round_robin = options.randomize or options.breadth_first
-        found = list(itertools.islice(
-            search.generate(space, anchors, round_robin=round_robin,
-                            dedupe=builder.shares),
-            _cap(request.limit, options.max_candidates)))
-        if options.randomize:
-            rng.shuffle(found)
-        return _result(index, found, space, names.class_names())
+        return present(_search(ctx, index, request, options, rng))
+
+
+def _search(ctx, index, request, options, rng):
+    names = _Names(ctx, index, request)
+    root_required = names.trait_ids(request.root_required)
+    root_forbidden = names.trait_ids(request.root_forbidden)
+    resolved = []
+    for group in request.groups:
+        ids = names.resolve(group)
+        if ids is None:
+            return EMPTY
+        resolved.append(ids)
+    builder = _SpaceBuilder(index, request, names.sharing(),
+                            _shared_classes(resolved))
+    for ids in resolved:
+        if not builder.add(ids):
+            return EMPTY
+    space = builder.space
+    anchors = _anchors(index, space, root_required, root_forbidden)
+    if request.same_subtree:
+        space.ancestry = search.Ancestry(index.parent, index.lines)
+    if options.randomize:
+        anchors = list(anchors)
+        rng.shuffle(anchors)
+    round_robin = options.randomize or options.breadth_first
+    found = list(itertools.islice(
+        search.generate(space, anchors, round_robin=round_robin,
+                        dedupe=builder.shares),
+        _cap(request.limit, options.max_candidates)))
+    if not found:
+        return EMPTY
+    if options.randomize:
+        rng.shuffle(found)
+    return Result(found, index.uuid, index.class_names, functools.partial(
+        _summaries, index, space.one_provider_per_tree))
 
 
 def _shared_classes(resolved):
@@ -188,10 +199,6 @@ class _Names:
         self._classes = index.class_ids(ctx.conn, classes)
         self._traits = index.trait_ids(ctx.conn, traits)
         self._aggregates = index.aggregate_ids(ctx.conn, uuids)
-
-    def class_names(self):
-        """{id: name} of the request's known classes."""
-        return {rc: name for name, rc in self._classes.items()}
 
     def trait_ids(self, names):
         for name in names:
@@ -496,36 +503,13 @@ def _cap(limit, max_candidates):
     return min(caps) if caps else None
 
 
-def _result(index, found, space, class_names):
-    """The found candidates with the uuids of their providers and the
-    summaries of their trees (below 1.29 with nesting: of the providers
-    placing something)."""
-    if not found:
-        return EMPTY
-    named, placing = _providers(found)
-    if space.one_provider_per_tree or not index.nested:
+def _summaries(index, one_provider_per_tree, providers):
+    """Summaries of the trees of ``providers`` (only of ``providers``
+    themselves below 1.29 with nesting), in id order."""
+    if one_provider_per_tree or not index.nested:
         # Without nesting every tree is its one provider.
-        described = placing
+        described = providers
     else:
-        described = index.trees({index.root[p] for p in placing})
-    uuid_of, summaries, summary = index.uuid, index.summaries, index.summary
-    return Result(found, {p: uuid_of[p] for p in named}, class_names,
-                  {uuid_of[p]: summaries.get(p) or summary(p)
-                   for p in sorted(described)})
-
-
-def _providers(found):
-    """(providers the candidates name, those placing something)."""
-    named, placing, seen = set(), set(), set()
-    place = placing.add
-    for _suffixes, partials in found:
-        for partial in partials:
-            if partial.template is not None:
-                # One provider placing its group's amounts.
-                place(partial.providers[0])
-            elif id(partial) not in seen:
-                seen.add(id(partial))
-                named.update(partial.providers)
-                placing.update([p for p, _rc, _amount in partial.amounts])
-    named |= placing
-    return named, placing
+        described = index.trees({index.root[p] for p in providers})
+    summaries, summary = index.summaries, index.summary
+    return [summaries.get(p) or summary(p) for p in sorted(described)]

@@ -88,11 +88,11 @@ class Topology:
     def find(self, groups, options=ac.Options(), rng=random, **request):
         """The engine's result with candidates and summaries as the
         latest microversion shows them."""
-        result = ac.find(self.ctx, ac.Request(groups=groups, **request),
-                         options, rng)
-        return types.SimpleNamespace(
-            candidates=rendering.allocation_requests(result),
-            summaries=rendering.provider_summaries(result))
+        candidates, summaries = ac.find(
+            self.ctx, ac.Request(groups=groups, **request), options, rng,
+            present=rendering.latest)
+        return types.SimpleNamespace(candidates=candidates,
+                                     summaries=summaries)
 
     def candidates(self, groups, **request):
         found = [self.shape(c) for c in self.find(groups, **request)

@@ -27,7 +27,13 @@ SUMMARIES = {
 
 
 def _result(candidates, summaries=SUMMARIES):
-    return ac.Result(candidates, UUIDS, NAMES, dict(summaries))
+    """A Result whose summaries are ``summaries`` of the providers asked
+    for and of their roots."""
+    def described(providers):
+        uuids = {UUIDS[p] for p in providers}
+        uuids |= {summaries[u].root_uuid for u in uuids if u in summaries}
+        return [s for u, s in summaries.items() if u in uuids]
+    return ac.Result(candidates, UUIDS, NAMES, described)
 
 
 def test_groups_on_one_provider_are_summed():
@@ -36,7 +42,7 @@ def test_groups_on_one_provider_are_summed():
     numa = search.Partial((NUMA,), (), template)
     net = search.Partial((PF,), ((PF, VF, 2),))
     result = _result([(('', '_NET', '_X'), (compute, net, numa))])
-    assert rendering.allocation_requests(result) == [{
+    assert rendering.latest(result)[0] == [{
         'allocations': {'numa': {'resources': {'VCPU': 2}},
                         'pf': {'resources': {'SRIOV_NET_VF': 2}}},
         'mappings': {'': ['numa'], '_NET': ['pf'], '_X': ['numa']}}]
@@ -46,7 +52,7 @@ def test_a_partial_spread_over_providers_and_a_resourceless_group():
     spread = search.Partial((CN, SS), ((CN, VCPU, 1), (SS, DISK, 10)))
     resourceless = search.Partial((NUMA,))
     result = _result([(('', '_R'), (spread, resourceless))])
-    assert rendering.allocation_requests(result) == [{
+    assert rendering.latest(result)[0] == [{
         'allocations': {'cn': {'resources': {'VCPU': 1}},
                         'ss': {'resources': {'DISK_GB': 10}}},
         'mappings': {'': ['cn', 'ss'], '_R': ['numa']}}]
@@ -94,12 +100,22 @@ def test_older_summaries():
     assert summaries[29]['root_provider_uuid'] == 'cn'
 
 
+def test_summaries_of_the_providers_placing_something():
+    resourceless = search.Partial((CN,))
+    result = _result([(('', '_R'), (_lone(NUMA), resourceless))])
+    _, summaries = rendering.latest(result)
+    assert list(summaries) == ['cn', 'numa']
+    result = _result([(('_R',), (resourceless,))])
+    assert rendering.latest(result) == ([{
+        'allocations': {}, 'mappings': {'_R': ['cn']}}], {})
+
+
 def test_summaries_are_rendered_once_per_summary():
-    result = _result([])
-    first = rendering.provider_summaries(result)
-    assert rendering.provider_summaries(result)['cn'] is first['cn']
+    candidates = [(('',), (_lone(NUMA),))]
+    _, first = rendering.latest(_result(candidates))
+    assert rendering.latest(_result(candidates))[1]['cn'] is first['cn']
     changed = dict(SUMMARIES, cn=_summary('cn', (('VCPU', 8, 2),)))
-    second = rendering.provider_summaries(_result([], changed))
+    _, second = rendering.latest(_result(candidates, changed))
     assert second['cn'] is not first['cn']
     assert second['cn']['resources'] == {'VCPU': {'capacity': 8, 'used': 2}}
     assert second['numa'] is first['numa']

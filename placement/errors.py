@@ -9,6 +9,8 @@ reference does).
 
 import webob.exc
 
+from placement import microversion
+
 # Error codes (api-ref/general.rst, 'Errors'). These strings never change.
 UNDEFINED = 'placement.undefined_code'
 CONCURRENT_UPDATE = 'placement.concurrent_update'
@@ -25,9 +27,6 @@ DATABASE_UNAVAILABLE = 'placement.database_unavailable'
 
 #: Seconds a client is asked to wait before retrying after a 503.
 RETRY_AFTER = 5
-
-#: Microversion from which error bodies carry ``code``.
-CODE_MIN_VERSION = (1, 23)
 
 
 class _PlacementError:
@@ -112,7 +111,7 @@ def render(exc, environ, request_id, version=None, extra=None):
     def json_formatter(body, status, title, environ):
         error = {'status': exc.status_int, 'title': exc.title,
                  'detail': webob.exc.strip_tags(body)}
-        if version is not None and tuple(version) >= CODE_MIN_VERSION:
+        if version is not None and version >= microversion.ERROR_CODES:
             error['code'] = code
         error['request_id'] = request_id
         error.update(extra or {})

@@ -78,6 +78,57 @@ class Version(collections.namedtuple('Version', 'major minor')):
 MIN_VERSION = Version.parse(VERSIONS[0][0])
 MAX_VERSION = Version.parse(VERSIONS[-1][0])
 
+# Thresholds: the first version with a behaviour, named once here and
+# compared with ``util.version(req) >= NAME`` wherever the behaviour is
+# decided (routes that appear at a version are ``@serves`` instead).
+
+#: Providers' aggregates.
+AGGREGATES = Version(1, 1)
+#: Providers' traits.
+TRAITS = Version(1, 6)
+#: Providers link to their allocations.
+PROVIDER_ALLOCATIONS = Version(1, 11)
+#: Allocations are dicts keyed by provider uuid, with project and user.
+DICT_ALLOCATIONS = Version(1, 12)
+#: Providers have parent and root uuids.
+NESTED_PROVIDERS = Version(1, 14)
+#: Last-Modified and Cache-Control headers.
+CACHE_HEADERS = Version(1, 15)
+#: Candidate summaries carry traits.
+SUMMARY_TRAITS = Version(1, 17)
+#: Aggregate bodies carry the provider generation.
+AGGREGATES_GENERATION = Version(1, 19)
+#: POST /resource_providers answers with the provider.
+CREATE_RETURNS_PROVIDER = Version(1, 20)
+#: Forbidden traits (``!NAME``); required and forbidden may conflict.
+FORBIDDEN_TRAITS = Version(1, 22)
+#: Error bodies carry a code.
+ERROR_CODES = Version(1, 23)
+#: ``member_of`` may be repeated.
+REPEATED_MEMBER_OF = Version(1, 24)
+#: Numbered request groups and ``group_policy``.
+GRANULAR_GROUPS = Version(1, 25)
+#: An inventory's capacity may be zero (reserved equal to total).
+ZERO_CAPACITY = Version(1, 26)
+#: Candidate summaries list every inventory, not only requested ones.
+ALL_INVENTORIES_IN_SUMMARIES = Version(1, 27)
+#: Consumer generations.
+CONSUMER_GENERATIONS = Version(1, 28)
+#: Candidates span nested trees; summaries name parent and root.
+NESTED_CANDIDATES = Version(1, 29)
+#: Forbidden aggregates (``member_of=!...``).
+FORBIDDEN_AGGREGATES = Version(1, 32)
+#: Candidates map request groups to providers.
+CANDIDATE_MAPPINGS = Version(1, 34)
+#: Resourceless request groups and ``same_subtree``.
+SAME_SUBTREE = Version(1, 36)
+#: Providers may be re-parented and un-parented.
+REPARENTING = Version(1, 37)
+#: Consumer types.
+CONSUMER_TYPES = Version(1, 38)
+#: ``required=in:A,B`` any-of traits; ``required`` may be repeated.
+ANY_OF_TRAITS = Version(1, 39)
+
 
 class InvalidVersion(Exception):
     """The header's version string cannot be parsed (400)."""

@@ -17,7 +17,6 @@ from placement import errors
 from placement import microversion
 
 JSON = 'application/json'
-CACHE_HEADERS_MIN_VERSION = (1, 15)
 _CANONICAL_UUID = re.compile(
     r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
     r'[0-9a-fA-F]{12}$')
@@ -190,7 +189,7 @@ def location(req, path):
 
 def _set_cache_headers(req, response, last_modified):
     if (last_modified is not None
-            and tuple(version(req)) >= CACHE_HEADERS_MIN_VERSION):
+            and version(req) >= microversion.CACHE_HEADERS):
         if last_modified.tzinfo is None:
             last_modified = last_modified.replace(
                 tzinfo=datetime.timezone.utc)

@@ -10,10 +10,6 @@ from placement.objects import aggregate as aggregate_obj
 from placement.schemas import aggregate as schema
 from placement import util
 
-#: The version the aggregate endpoints appear in.
-MIN_VERSION = microversion.Version(1, 1)
-#: From here on bodies carry the provider generation, checked and bumped.
-GENERATION_VERSION = (1, 19)
 PUT_SCHEMAS = (('1.1', schema.PUT_V1_1), ('1.19', schema.PUT_V1_19))
 
 
@@ -26,7 +22,7 @@ def _serves_from_1_1(handler):
     """
     @functools.wraps(handler)
     def wrapper(req):
-        if util.version(req) < MIN_VERSION:
+        if util.version(req) < microversion.AGGREGATES:
             raise errors.NotFound()
         return handler(req)
     return wrapper
@@ -34,7 +30,7 @@ def _serves_from_1_1(handler):
 
 def _response(req, aggregates, generation):
     data = {'aggregates': aggregates}
-    if util.version(req) >= GENERATION_VERSION:
+    if util.version(req) >= microversion.AGGREGATES_GENERATION:
         data['resource_provider_generation'] = generation
     return util.json_response(req, data, last_modified=util.now())
 
@@ -60,7 +56,7 @@ def set_aggregates(req):
     version = util.version(req)
     provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
     data = util.json_body(req, microversion.choose(version, PUT_SCHEMAS))
-    if version >= GENERATION_VERSION:
+    if version >= microversion.AGGREGATES_GENERATION:
         aggregates = data['aggregates']
         generation = data['resource_provider_generation']
     else:

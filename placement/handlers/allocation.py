@@ -135,12 +135,12 @@ def get_allocations(req):
     version = util.version(req)
     view = alloc_obj.get_by_consumer(ctx, req.urlvars['consumer_uuid'])
     body = {'allocations': view.allocations}
-    if view.allocations and version >= (1, 12):
+    if view.allocations and version >= microversion.DICT_ALLOCATIONS:
         body['project_id'] = view.project_id
         body['user_id'] = view.user_id
-        if version >= (1, 28):
+        if version >= microversion.CONSUMER_GENERATIONS:
             body['consumer_generation'] = view.generation
-        if version >= (1, 38):
+        if version >= microversion.CONSUMER_TYPES:
             body['consumer_type'] = view.consumer_type or 'unknown'
     return util.json_response(req, body,
                               last_modified=util.newest([view.last_modified]))
@@ -167,7 +167,7 @@ def get_provider_allocations(req):
         raise errors.NotFound("Resource provider '%s' not found: %s"
                               % (uuid, exc))
     consumers, newest = alloc_obj.get_by_provider(ctx, provider)
-    if util.version(req) < (1, 28):
+    if util.version(req) < microversion.CONSUMER_GENERATIONS:
         for entry in consumers.values():
             del entry['consumer_generation']
     return util.json_response(req, {

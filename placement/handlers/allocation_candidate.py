@@ -10,6 +10,7 @@ import re
 
 from placement import errors
 from placement import exception
+from placement.handlers import candidate_rendering as rendering
 from placement.handlers import params as filters
 from placement import microversion
 from placement.objects import allocation_candidate as ac_obj
@@ -24,23 +25,6 @@ SCHEMAS = (('1.10', schema.V1_10), ('1.16', schema.V1_16),
 
 _GROUP_KEY = re.compile('^(resources|required|member_of|in_tree)(.*)$')
 _INVALID_QUERY = 'Invalid query string parameters: '
-
-#: The allocations of a candidate are a dict (not a list) from here on.
-DICT_ALLOCATIONS_VERSION = (1, 12)
-#: Summaries carry traits from here on.
-SUMMARY_TRAITS_VERSION = (1, 17)
-#: Trait conflicts inside a group are errors from here on.
-CONFLICT_CHECK_VERSION = (1, 22)
-#: Numbered groups and group_policy from here on.
-GROUPS_VERSION = (1, 25)
-#: Summaries list every inventory, not only requested classes.
-ALL_INVENTORIES_VERSION = (1, 27)
-#: Nested trees are searched as such; summaries name parent and root.
-NESTED_VERSION = (1, 29)
-#: Candidates carry group mappings from here on.
-MAPPINGS_VERSION = (1, 34)
-#: Resourceless groups and same_subtree from here on.
-SAME_SUBTREE_VERSION = (1, 36)
 
 
 class _Group:
@@ -78,7 +62,8 @@ def list_allocation_candidates(req):
     groups = _groups(params, version)
     _check_groups(groups, same_subtree, version)
     _check_conflicts(groups, version)
-    if (version >= GROUPS_VERSION and 'group_policy' not in params
+    if (version >= microversion.GRANULAR_GROUPS
+            and 'group_policy' not in params
             and sum(1 for g in groups if g.suffix) > 1):
         raise errors.BadRequest(
             'The "group_policy" parameter is required when specifying more '
@@ -87,7 +72,7 @@ def list_allocation_candidates(req):
         groups=[g.to_request_group() for g in groups], isolate=isolate,
         root_required=root_required, root_forbidden=root_forbidden,
         same_subtree=same_subtree, limit=limit,
-        nested_aware=version >= NESTED_VERSION)
+        nested_aware=version >= microversion.NESTED_CANDIDATES)
     conf = ctx.config.placement
     options = ac_obj.Options(
         max_candidates=conf.max_allocation_candidates,
@@ -97,10 +82,9 @@ def list_allocation_candidates(req):
     requested = {rc for g in groups for rc in g.resources}
     try:
         with util.collector_paused():
-            return util.json_response(
-                req, _serialize(ac_obj.find(ctx, request, options),
-                                version, requested),
-                last_modified=util.now())
+            body = ac_obj.find(ctx, request, options, present=(
+                lambda result: rendering.body(result, version, requested)))
+            return util.json_response(req, body, last_modified=util.now())
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Invalid resource class in resources parameter: %s' % exc)
@@ -207,7 +191,7 @@ def _check_groups(groups, same_subtree, version):
     """Group consistency: the rules before 1.36, and from 1.36 those
     that allow resourceless groups named in ``same_subtree``."""
     resourceless = [g for g in groups if not g.resources]
-    if version >= SAME_SUBTREE_VERSION:
+    if version >= microversion.SAME_SUBTREE:
         if len(resourceless) == len(groups):
             raise errors.BadRequest(
                 'There must be at least one resources or resources[$S] '
@@ -251,7 +235,7 @@ def _check_groups(groups, same_subtree, version):
 def _check_conflicts(groups, version):
     """A required trait (or a whole ``in:`` term) also forbidden in the
     same group."""
-    if version < CONFLICT_CHECK_VERSION:
+    if version < microversion.FORBIDDEN_TRAITS:
         return
     items = []
     for group in groups:
@@ -265,46 +249,3 @@ def _check_conflicts(groups, version):
         raise errors.BadRequest(
             'Conflicting required and forbidden traits found in the '
             'following traits keys: %s' % ', '.join(sorted(items)))
-
-
-# -- the response -------------------------------------------------------------
-
-def _serialize(result, version, requested):
-    return {
-        'allocation_requests': (
-            result.candidates if version >= MAPPINGS_VERSION
-            else [_candidate(c, version) for c in result.candidates]),
-        'provider_summaries': _summaries(result.summaries, version,
-                                         requested),
-    }
-
-
-def _candidate(candidate, version):
-    """The engine's candidates are those of 1.34 on; older versions show
-    less (the engine's dicts are shared, so they are copied, not cut)."""
-    if version >= MAPPINGS_VERSION:
-        return candidate
-    if version >= DICT_ALLOCATIONS_VERSION:
-        return {'allocations': candidate['allocations']}
-    return {'allocations': [
-        {'resource_provider': {'uuid': uuid},
-         'resources': placed['resources']}
-        for uuid, placed in candidate['allocations'].items()]}
-
-
-def _summaries(summaries, version, requested):
-    """The engine's summaries are those of 1.29 on; older versions show
-    less (the engine's dicts are shared, so they are copied, not cut)."""
-    if version >= NESTED_VERSION:
-        return summaries
-    return {uuid: _older_summary(summary, version, requested)
-            for uuid, summary in summaries.items()}
-
-
-def _older_summary(summary, version, requested):
-    data = {'resources': {
-        rc: usage for rc, usage in summary['resources'].items()
-        if version >= ALL_INVENTORIES_VERSION or rc in requested}}
-    if version >= SUMMARY_TRAITS_VERSION:
-        data['traits'] = summary['traits']
-    return data

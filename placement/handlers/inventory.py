@@ -14,7 +14,7 @@ _GENERATION_CONFLICT = 'resource provider generation conflict'
 
 def _min_capacity(req):
     """Capacity may be zero (reserved == total) from 1.26."""
-    return 0 if util.version(req) >= (1, 26) else 1
+    return 0 if util.version(req) >= microversion.ZERO_CAPACITY else 1
 
 
 def _provider_for_read(ctx, uuid):

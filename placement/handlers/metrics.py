@@ -12,7 +12,7 @@ from placement import capacity_page
 from placement import errors
 from placement import metrics
 from placement import metrics_access
-from placement.objects import capacity as capacity_obj
+from placement.objects import fleet_capacity
 from placement import util
 
 
@@ -31,7 +31,7 @@ def get_metrics(req):
     ctx = _authorize(req, 'placement:metrics:read')
     max_age = ctx.config.metrics.capacity_refresh_interval
     capacity = capacity_gauges.rendered(
-        ctx.db.url, lambda: capacity_obj.snapshot(ctx, max_age), max_age)
+        ctx.db.url, lambda: fleet_capacity.snapshot(ctx, max_age), max_age)
     response = req.response
     response.status = 200
     response.body = b''.join(
@@ -47,7 +47,7 @@ def get_capacity(req):
     max_age = ctx.config.metrics.capacity_refresh_interval
     page = metrics.shared_cache('capacity-page', ctx.db.url).get(
         lambda: capacity_page.render(
-            capacity_obj.snapshot(ctx, max_age)).encode('utf-8'),
+            fleet_capacity.snapshot(ctx, max_age)).encode('utf-8'),
         max_age)
     response = req.response
     response.status = 200

@@ -13,6 +13,7 @@ import dataclasses
 import typing
 
 from placement import errors
+from placement import microversion
 from placement import util
 
 _RESOURCES_FORM = ('Badly formed resources parameter. Expected resources '
@@ -27,15 +28,6 @@ _REQUIRED_EMPTY = (_INVALID_QUERY + "Expected 'required' parameter value of "
 _REQUIRED_BAD = (_INVALID_QUERY + "Expected 'required' parameter value of "
                  "the form: %s. Got: %s")
 _ANY_OF_FORMAT = "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC'"
-
-#: ``required`` accepts ``!TRAIT`` (forbidden traits) from here on.
-FORBIDDEN_TRAITS_VERSION = (1, 22)
-#: ``required`` accepts ``in:`` and repetition (ANDed) from here on.
-ANY_OF_TRAITS_VERSION = (1, 39)
-#: ``member_of`` may be repeated (ANDed) from here on.
-REPEATED_MEMBER_OF_VERSION = (1, 24)
-#: ``member_of`` accepts ``!uuid`` and ``!in:...`` from here on.
-FORBIDDEN_AGGREGATES_VERSION = (1, 32)
 
 _ANY_OF = 'in:'
 _NOT = '!'
@@ -120,14 +112,14 @@ def parse_required(values, version, key='required'):
     used, as the reference's do (verified).
     """
     del key  # The reference's messages never name the suffixed key.
-    if version < ANY_OF_TRAITS_VERSION:
+    if version < microversion.ANY_OF_TRAITS:
         values = values[-1:]
-    form = (_REQUIRED_FORM_FORBIDDEN if version >= FORBIDDEN_TRAITS_VERSION
-            else _REQUIRED_FORM)
+    form = (_REQUIRED_FORM_FORBIDDEN
+            if version >= microversion.FORBIDDEN_TRAITS else _REQUIRED_FORM)
     terms, required, forbidden = [], [], []
     for value in values:
         if value.startswith(_ANY_OF):
-            if version < ANY_OF_TRAITS_VERSION:
+            if version < microversion.ANY_OF_TRAITS:
                 raise errors.BadRequest(
                     _INVALID_QUERY + _ANY_OF_FORMAT + ' only supported since '
                     'microversion 1.39. Got: %s' % value)
@@ -150,7 +142,7 @@ def parse_required(values, version, key='required'):
             raise errors.BadRequest(_REQUIRED_EMPTY % (form, value))
         for item in items:
             if item.startswith(_NOT):
-                if version < FORBIDDEN_TRAITS_VERSION:
+                if version < microversion.FORBIDDEN_TRAITS:
                     raise errors.BadRequest(_REQUIRED_BAD % (form, value))
                 _add_unique(forbidden, item.lstrip(_NOT))
             else:
@@ -167,7 +159,7 @@ def parse_member_of(values, version, key='member_of'):
     an error before 1.24). Each value is checked in turn: list syntax,
     then uuid-likeness of every element, then the ``!`` version gate.
     """
-    if version < REPEATED_MEMBER_OF_VERSION and len(values) > 1:
+    if version < microversion.REPEATED_MEMBER_OF and len(values) > 1:
         raise errors.BadRequest(
             'Multiple member_of parameters are not supported')
     terms, forbidden = [], set()
@@ -189,7 +181,7 @@ def parse_member_of(values, version, key='member_of'):
                     _INVALID_QUERY + "Expected 'member_of' parameter to "
                     "contain valid UUID(s). Got: %s" % item)
         if negated:
-            if version < FORBIDDEN_AGGREGATES_VERSION:
+            if version < microversion.FORBIDDEN_AGGREGATES:
                 raise errors.BadRequest(
                     'Forbidden %s parameters are not supported in the '
                     'specified microversion' % key)

@@ -17,14 +17,12 @@ LIST_SCHEMAS = (('1.0', schema.LIST_V1_0), ('1.3', schema.LIST_V1_3),
                 ('1.18', schema.LIST_V1_18))
 
 # Links a provider carries, with the version that introduced each.
-_LINKS = (('self', '', '1.0'),
-          ('inventories', '/inventories', '1.0'),
-          ('usages', '/usages', '1.0'),
-          ('aggregates', '/aggregates', '1.1'),
-          ('traits', '/traits', '1.6'),
-          ('allocations', '/allocations', '1.11'))
-_LINKS = tuple((rel, suffix, microversion.Version.parse(since))
-               for rel, suffix, since in _LINKS)
+_LINKS = (('self', '', microversion.MIN_VERSION),
+          ('inventories', '/inventories', microversion.MIN_VERSION),
+          ('usages', '/usages', microversion.MIN_VERSION),
+          ('aggregates', '/aggregates', microversion.AGGREGATES),
+          ('traits', '/traits', microversion.TRAITS),
+          ('allocations', '/allocations', microversion.PROVIDER_ALLOCATIONS))
 
 
 def serialize(req, provider):
@@ -38,7 +36,7 @@ def serialize(req, provider):
         'links': [{'rel': rel, 'href': util.href(req, base + suffix)}
                   for rel, suffix, since in _LINKS if version >= since],
     }
-    if version >= (1, 14):
+    if version >= microversion.NESTED_PROVIDERS:
         data['parent_provider_uuid'] = provider.parent_provider_uuid
         data['root_provider_uuid'] = provider.root_provider_uuid
     return data
@@ -112,7 +110,7 @@ def create_resource_provider(req):
     except exception.DuplicateResourceProvider as exc:
         raise errors.Conflict(str(exc), code=errors.DUPLICATE_NAME)
     headers = {'Location': util.location(req, '/resource_providers/' + uuid)}
-    if version >= (1, 20):
+    if version >= microversion.CREATE_RETURNS_PROVIDER:
         return util.json_response(req, serialize(req, provider),
                                   last_modified=util.now(), headers=headers)
     return util.empty_response(req, 201, headers=headers)
@@ -129,7 +127,7 @@ def update_resource_provider(req):
         provider = rp_obj.update(
             ctx, provider, data['name'],
             data.get('parent_provider_uuid', rp_obj.UNCHANGED),
-            allow_reparent=version >= (1, 37))
+            allow_reparent=version >= microversion.REPARENTING)
     except exception.ObjectActionError as exc:
         raise errors.BadRequest('Unable to save resource provider %s: %s'
                                 % (provider.uuid, exc))

@@ -20,6 +20,7 @@ from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement import metrics
+from placement.objects import capacity as capacity_rule
 from placement.objects import consumer as consumer_obj
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
@@ -159,12 +160,13 @@ def _check_capacity(ctx, new_rows, rp_uuids, rc_names, replaced):
         inv = inventories.get((rp, rc))
         if inv is None:
             raise exception.InvalidInventory(**names)
-        if (amount < inv.min_unit or amount > inv.max_unit
-                or amount % inv.step_size):
+        if not capacity_rule.units_allowed(amount, inv.min_unit,
+                                           inv.max_unit, inv.step_size):
             raise exception.InvalidAllocationConstraintsViolated(**names)
         new = others.get((rp, rc), 0) + requested[rp, rc]
         old = before.get((rp, rc))
-        capacity = (inv.total - inv.reserved) * inv.allocation_ratio
+        capacity = capacity_rule.capacity(inv.total, inv.reserved,
+                                          inv.allocation_ratio)
         if new > capacity and not (old is not None and new <= old):
             raise exception.InvalidAllocationCapacityExceeded(**names)
 

@@ -3,20 +3,24 @@
 The rules it implements are in api-ref/allocation-candidates.rst, 'How
 candidates are formed'; its design in api-ref/design.rst.
 
-``find(ctx, request, options)`` takes plain request groups and returns
-candidates and provider summaries as plain values; it knows nothing of
-HTTP or microversions beyond the flags ``Request`` carries.
+``find(ctx, request, options, present=...)`` takes plain request groups
+and hands the candidates and provider summaries, as domain values (ids,
+uuids, names, amounts), to the caller's ``present`` while it holds the
+provider index; it knows nothing of HTTP or microversions beyond the
+flags ``Request`` carries. ``placement.handlers.candidate_rendering``
+shapes them into response bodies.
 
 It works in three steps: look the names up (in the order the reference
 reports unknown ones, from the index's name caches), find per group the
 providers that qualify in the process's ``provider_index`` (brought up
 to date first), and let ``candidate_search`` combine them lazily up to
-the cap. Summaries are then built for the trees of the returned
-candidates only.
+the cap. Summaries are built, when asked for, for the trees of the
+providers the returned candidates place something on.
 """
 
 import collections
 import dataclasses
+import functools
 import itertools
 import random
 import time
@@ -89,69 +93,82 @@ class Options:
 
 @dataclasses.dataclass
 class Result:
-    """Candidates and summaries as the latest microversion shows them
-    (plain values; older ones show a subset):
+    """The candidates found, as ``present`` (see ``find``) sees them.
 
-    * a candidate is ``{'allocations': {provider uuid: {'resources':
-      {class: amount}}}, 'mappings': {suffix: [provider uuid, ...]}}``;
-    * ``summaries`` is {provider uuid: summary}, each as
-      ``ProviderIndex.summary`` describes it.
+    * ``candidates``: each ``(suffixes, partials)`` as
+      ``candidate_search.generate`` found it: the ``Partial`` chosen for
+      each group, in the order of ``suffixes``. A partial names its
+      providers by id and places ``(provider, class, amount)`` triples,
+      or its group's ``(class, amount)`` template on its one provider;
+      a partial takes part in many candidates.
+    * ``uuid``: {provider id: uuid}; ``class_names``: {class id: name}.
+    * ``summaries(providers)``: the ``provider_index.Summary`` of each
+      provider of the trees of ``providers`` (those placing something;
+      below 1.29 with nesting, of ``providers`` only), in id order.
 
-    Inner values are shared between candidates and between requests: do
-    not change them.
+    It reads the provider index, so it is valid only while ``present``
+    runs. Partials and summaries are shared between requests: do not
+    change them.
     """
 
-    candidates: typing.List[dict]
-    summaries: typing.Dict[str, dict]
+    candidates: typing.List[tuple]
+    uuid: typing.Mapping[int, str]
+    class_names: typing.Mapping[int, str]
+    summaries: typing.Callable[[typing.Iterable[int]],
+                               typing.List[provider_index.Summary]]
 
 
-EMPTY = Result([], {})
-
-
-def find(ctx, request, options=Options(), rng=random):
-    """Candidates for ``request``; raises ResourceClassNotFound or
-    TraitNotFound for unknown names."""
-    started = time.perf_counter()
-    result = _find(ctx, request, options, rng)
-    metrics.candidates_found(len(result.candidates),
-                             time.perf_counter() - started)
-    return result
+EMPTY = Result([], {}, {}, lambda providers: [])
 
 
 @db_api.reader
-def _find(ctx, request, options, rng):
+def find(ctx, request, options=Options(), rng=random, *, present):
+    """``present(result)`` for the candidates of ``request``, called
+    while the provider index is locked (a Result reads it); raises
+    ResourceClassNotFound or TraitNotFound for unknown names."""
     index = provider_index.of(ctx.db)
     with index.lock:
         index.refresh(ctx.conn)
-        names = _Names(ctx, index, request)
-        root_required = names.trait_ids(request.root_required)
-        root_forbidden = names.trait_ids(request.root_forbidden)
-        resolved = []
-        for group in request.groups:
-            ids = names.resolve(group)
-            if ids is None:
-                return EMPTY
-            resolved.append(ids)
-        builder = _SpaceBuilder(index, request, names.sharing(),
-                                _shared_classes(resolved))
-        for ids in resolved:
-            if not builder.add(ids):
-                return EMPTY
-        space = builder.space
-        anchors = _anchors(index, space, root_required, root_forbidden)
-        if request.same_subtree:
-            space.ancestry = search.Ancestry(index.parent, index.lines)
-        if options.randomize:
-            anchors = list(anchors)
-            rng.shuffle(anchors)
-        round_robin = options.randomize or options.breadth_first
-        found = list(itertools.islice(
-            search.generate(space, anchors, round_robin=round_robin,
-                            dedupe=builder.shares),
-            _cap(request.limit, options.max_candidates)))
-        if options.randomize:
-            rng.shuffle(found)
-        return _result(index, found, space)
+        started = time.perf_counter()
+        result = _search(ctx, index, request, options, rng)
+        metrics.candidates_found(len(result.candidates),
+                                 time.perf_counter() - started)
+        return present(result)
+
+
+def _search(ctx, index, request, options, rng):
+    names = _Names(ctx, index, request)
+    root_required = names.trait_ids(request.root_required)
+    root_forbidden = names.trait_ids(request.root_forbidden)
+    resolved = []
+    for group in request.groups:
+        ids = names.resolve(group)
+        if ids is None:
+            return EMPTY
+        resolved.append(ids)
+    builder = _SpaceBuilder(index, request, names.sharing(),
+                            _shared_classes(resolved))
+    for ids in resolved:
+        if not builder.add(ids):
+            return EMPTY
+    space = builder.space
+    anchors = _anchors(index, space, root_required, root_forbidden)
+    if request.same_subtree:
+        space.ancestry = search.Ancestry(index.parent, index.lines)
+    if options.randomize:
+        anchors = list(anchors)
+        rng.shuffle(anchors)
+    round_robin = options.randomize or options.breadth_first
+    found = list(itertools.islice(
+        search.generate(space, anchors, round_robin=round_robin,
+                        dedupe=builder.shares),
+        _cap(request.limit, options.max_candidates)))
+    if not found:
+        return EMPTY
+    if options.randomize:
+        rng.shuffle(found)
+    return Result(found, index.uuid, index.class_names, functools.partial(
+        _summaries, index, space.one_provider_per_tree))
 
 
 def _shared_classes(resolved):
@@ -499,128 +516,13 @@ def _cap(limit, max_candidates):
     return min(caps) if caps else None
 
 
-def _result(index, found, space):
-    """Candidates and the summaries of their trees (below 1.29 with
-    nesting: of their providers), with uuids and names."""
-    if not found:
-        return EMPTY
-    rendering = _Rendering(index)
-    candidates = rendering.candidates(found)
-    if space.one_provider_per_tree or not index.nested:
+def _summaries(index, one_provider_per_tree, providers):
+    """Summaries of the trees of ``providers`` (only of ``providers``
+    themselves below 1.29 with nesting), in id order."""
+    if one_provider_per_tree or not index.nested:
         # Without nesting every tree is its one provider.
-        described = rendering.contributing
+        described = providers
     else:
-        described = index.trees({index.root[p]
-                                 for p in rendering.contributing})
+        described = index.trees({index.root[p] for p in providers})
     summaries, summary = index.summaries, index.summary
-    return Result(candidates, {index.uuid[p]: summaries.get(p) or summary(p)
-                               for p in sorted(described)})
-
-
-class _Rendering:
-    """Candidates in uuids and class names. A partial takes part in many
-    candidates, so each is rendered once; what partials place is shared
-    between those that place the same amounts."""
-
-    def __init__(self, index):
-        self._uuid, self._names = index.uuid, index.class_names
-        self._rendered = {}
-        self._placed = {}
-        #: Providers placing something in some candidate.
-        self.contributing = set()
-
-    def candidates(self, found):
-        rendered, render = self._rendered, self._render
-        uuid_of, resources = self._uuid, self._resources
-        contributing = self.contributing
-        result = []
-        for suffixes, partials in found:
-            if len(partials) == 1:
-                partial = partials[0]
-                if partial.template is not None:
-                    # One provider placing its group's amounts, in no
-                    # other candidate: rendered here, not cached.
-                    provider = partial.providers[0]
-                    contributing.add(provider)
-                    uuid = uuid_of[provider]
-                    result.append({
-                        'allocations': {uuid: resources(partial.template)},
-                        'mappings': {suffixes[0]: [uuid]}})
-                    continue
-                uuids, allocations = (rendered.get(id(partial))
-                                      or render(partial))
-                mappings = {suffixes[0]: uuids}
-            elif len(partials) == 2:
-                uuids, first = (rendered.get(id(partials[0]))
-                                or render(partials[0]))
-                others, second = (rendered.get(id(partials[1]))
-                                  or render(partials[1]))
-                allocations = {**first, **second}
-                if len(allocations) < len(first) + len(second):
-                    allocations = _merged([first, second])
-                mappings = {suffixes[0]: uuids, suffixes[1]: others}
-            else:
-                pieces = [rendered.get(id(partial)) or render(partial)
-                          for partial in partials]
-                allocations = {}
-                for _, placed in pieces:
-                    allocations.update(placed)
-                if len(allocations) < sum(len(p) for _, p in pieces):
-                    allocations = _merged([placed for _, placed in pieces])
-                mappings = {suffix: uuids for suffix, (uuids, _)
-                            in zip(suffixes, pieces)}
-            result.append({'allocations': allocations,
-                           'mappings': mappings})
-        return result
-
-    def _render(self, partial):
-        """([provider uuid, ...], {uuid: {'resources': {class: amount}}})
-        of one partial."""
-        if len(partial.providers) == 1:
-            provider = partial.providers[0]
-            uuid = self._uuid[provider]
-            placed = {}
-            if partial.template is not None:
-                self.contributing.add(provider)
-                placed[uuid] = self._resources(partial.template)
-            elif partial.amounts:
-                self.contributing.add(provider)
-                placed[uuid] = self._placing(
-                    (rc, amount) for _, rc, amount in partial.amounts)
-            rendered = self._rendered[id(partial)] = ([uuid], placed)
-            return rendered
-        per_provider = collections.defaultdict(list)
-        for provider, rc, amount in partial.amounts:
-            per_provider[provider].append((rc, amount))
-        self.contributing.update(per_provider)
-        placed = {self._uuid[provider]: self._placing(amounts)
-                  for provider, amounts in per_provider.items()}
-        rendered = self._rendered[id(partial)] = (
-            [self._uuid[p] for p in partial.providers], placed)
-        return rendered
-
-    def _resources(self, template):
-        """``_placing`` of a group's template, shared by the partials of
-        the group (its identity finds it; kept alive with it)."""
-        placed = self._placed.get(id(template))
-        if placed is None:
-            placed = self._placed[id(template)] = (
-                self._placing(template), template)
-        return placed[0]
-
-    def _placing(self, amounts):
-        """{'resources': {class name: amount}} of ``(class, amount)``
-        pairs."""
-        return {'resources': {self._names[rc]: amount
-                              for rc, amount in amounts}}
-
-
-def _merged(pieces):
-    """Allocations of pieces that share providers, summed per class."""
-    result = {}
-    for placed in pieces:
-        for uuid, resources in placed.items():
-            mine = result.setdefault(uuid, {'resources': {}})['resources']
-            for name, amount in resources['resources'].items():
-                mine[name] = mine.get(name, 0) + amount
-    return result
+    return [summaries.get(p) or summary(p) for p in sorted(described)]

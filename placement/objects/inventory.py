@@ -16,6 +16,7 @@ from sqlalchemy import exc as sa_exc
 from placement.db import api as db_api
 from placement.db import tables
 from placement import exception
+from placement.objects import capacity as capacity_rule
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 
@@ -45,7 +46,8 @@ class Inventory:
 
     @property
     def capacity(self):
-        return capacity(self.total, self.reserved, self.allocation_ratio)
+        return capacity_rule.capacity(self.total, self.reserved,
+                                      self.allocation_ratio)
 
     @property
     def last_modified(self):
@@ -53,11 +55,6 @@ class Inventory:
 
     def record(self):
         return {name: getattr(self, name) for name in FIELDS}
-
-
-def capacity(total, reserved, allocation_ratio):
-    """Usable amount: ``int((total - reserved) * allocation_ratio)``."""
-    return int((total - reserved) * allocation_ratio)
 
 
 def with_defaults(record):
@@ -72,8 +69,8 @@ def check_capacity(provider_uuid, resource_class, record, min_capacity):
     below ``min_capacity`` (None: no rule)."""
     if min_capacity is None:
         return
-    value = capacity(record['total'], record['reserved'],
-                     record['allocation_ratio'])
+    value = capacity_rule.capacity(record['total'], record['reserved'],
+                                   record['allocation_ratio'])
     if value >= min_capacity:
         return
     raise exception.InvalidInventoryCapacity(

@@ -34,7 +34,7 @@ from placement.db import changes
 from placement.db import tables
 from placement import metrics
 from placement.objects import aggregate as aggregate_obj
-from placement.objects import inventory as inventory_obj
+from placement.objects import capacity as capacity_rule
 
 #: Seconds after which the index is reloaded whatever the log says.
 MAX_AGE = 300
@@ -51,20 +51,23 @@ _EMPTY = frozenset()
 _GONE = object()
 
 
-class Inventory(typing.NamedTuple):
-    """What the capacity test needs of one inventory record."""
+class Summary(typing.NamedTuple):
+    """What allocation candidates tell of one provider: ``resources``
+    as ``(class name, capacity, used)`` for each inventory; ``traits``,
+    sorted names; the uuids of its parent (or None) and root."""
 
-    capacity: int
-    min_unit: int
-    max_unit: int
-    step_size: int
+    uuid: str
+    resources: typing.Tuple[typing.Tuple[str, int, int], ...]
+    traits: typing.Tuple[str, ...]
+    parent_uuid: typing.Optional[str]
+    root_uuid: str
 
 
 class ProviderIndex:
     """Providers by id, with the reverse maps the search filters on.
 
     Per provider: ``uuid`` (and ``by_uuid`` back), ``parent`` (id or
-    None), ``root``, ``inventories`` ({class: Inventory}), ``usage``
+    None), ``root``, ``inventories`` ({class: capacity.Offer}), ``usage``
     ({class: used}, only classes with allocations), ``traits`` and
     ``aggregates`` (frozensets of ids). Reverse maps: ``with_class``,
     ``with_trait``, ``in_aggregate`` ({id: set of providers}),
@@ -177,19 +180,14 @@ class ProviderIndex:
                 self.traits[provider] = _EMPTY
                 self.aggregates[provider] = _EMPTY
         known = self.uuid
-        for rows in _rows(conn, _INVENTORIES, _INV.c.resource_provider_id,
-                          ids):
-            for (provider, rc, total, reserved, ratio, min_unit, max_unit,
-                 step_size) in rows:
-                if provider in known:
-                    self.inventories[provider][rc] = Inventory(
-                        inventory_obj.capacity(total, reserved, ratio),
-                        min_unit, max_unit, step_size)
-                    self.with_class[rc].add(provider)
+        records = [row for rows in _rows(conn, _INVENTORIES,
+                                         _INV.c.resource_provider_id, ids)
+                   for row in rows if row[0] in known]
         for rows in _rows(conn, _USAGE, _ALLOC.c.resource_provider_id, ids):
             for provider, rc, used in rows:
                 if provider in known:
                     self.usage.setdefault(provider, {})[rc] = int(used)
+        self._add_offers(records)
         self._load_sets(conn, _TRAITS, _RP_TRAITS, ids, self.traits,
                         self.with_trait)
         self._load_sets(conn, _AGGREGATES, _RP_AGGS, ids, self.aggregates,
@@ -197,6 +195,20 @@ class ProviderIndex:
         if ids is not None and not self._names_known():
             # A class or trait created since the names were read.
             self._load_names(conn)
+
+    def _add_offers(self, records):
+        """Inventory ``records`` as Offers, given the usage loaded with
+        them."""
+        offer, capacity = capacity_rule.offer, capacity_rule.capacity
+        usage = self.usage
+        for (provider, rc, total, reserved, ratio, min_unit, max_unit,
+             step_size) in records:
+            used = usage.get(provider)
+            self.inventories[provider][rc] = offer(
+                capacity(total, reserved, ratio),
+                used.get(rc, 0) if used else 0, min_unit, max_unit,
+                step_size)
+            self.with_class[rc].add(provider)
 
     def _load_sets(self, conn, stmt, table, ids, forward, reverse):
         found = collections.defaultdict(set)
@@ -252,25 +264,21 @@ class ProviderIndex:
         return {name: ids[name] for name in names if name in ids}
 
     def summary(self, provider):
-        """What ``GET /allocation_candidates`` says of ``provider`` from
-        microversion 1.29 on, as plain values; built once per version
-        of the provider and shared, so callers must not change it."""
+        """The Summary of ``provider``, built once per version of the
+        provider and shared."""
         summary = self.summaries.get(provider)
         if summary is None:
             parent = self.parent[provider]
             usage = self.usage.get(provider, {})
-            summary = {
-                'resources': {
-                    self.class_names[rc]: {
-                        'capacity': inventory.capacity,
-                        'used': usage.get(rc, 0)}
-                    for rc, inventory in self.inventories[provider].items()},
-                'traits': sorted(self.trait_names[t]
-                                 for t in self.traits[provider]),
-                'parent_provider_uuid': (None if parent is None
-                                         else self.uuid[parent]),
-                'root_provider_uuid': self.uuid[self.root[provider]],
-            }
+            names = self.class_names
+            summary = Summary(
+                self.uuid[provider],
+                tuple([(names[rc], offer.capacity, usage.get(rc, 0))
+                       for rc, offer in self.inventories[provider].items()]),
+                tuple(sorted([self.trait_names[t]
+                              for t in self.traits[provider]])),
+                None if parent is None else self.uuid[parent],
+                self.uuid[self.root[provider]])
             self.summaries[provider] = summary
         return summary
 
@@ -278,28 +286,20 @@ class ProviderIndex:
         """Those of ``providers`` (in order) that can take every ``(class,
         amount)`` of ``amounts`` on its own (the capacity test of
         api-ref/allocation-candidates.rst)."""
-        inventories, usage = self.inventories, self.usage
+        inventories = self.inventories
         for provider in providers:
-            own, used = inventories[provider], usage.get(provider)
+            own = inventories[provider]
             for rc, amount in amounts:
-                inventory = own.get(rc)
-                if inventory is None:
-                    break
-                capacity, min_unit, max_unit, step_size = inventory
-                if used:
-                    capacity -= used.get(rc, 0)
-                if (amount > capacity or amount < min_unit
-                        or amount > max_unit or amount % step_size):
+                offer = own.get(rc)
+                # capacity.allows, inlined: this runs per provider.
+                if offer is None or amount not in offer.allowed:
                     break
             else:
                 yield provider
 
     def room(self, provider, rc):
-        """The most one candidate may place of ``rc`` on ``provider``:
-        ``min(capacity - used, max_unit)``."""
-        capacity, _, max_unit, _ = self.inventories[provider][rc]
-        free = capacity - self.usage.get(provider, {}).get(rc, 0)
-        return min(free, max_unit)
+        """The most one candidate may place of ``rc`` on ``provider``."""
+        return self.inventories[provider][rc].most
 
     def lone_roots(self):
         """Roots of trees of one provider (kept until a provider moves,

@@ -17,6 +17,7 @@ from placement.db import api as db_api
 from placement.db import changes
 from placement.db import tables
 from placement import exception
+from placement.objects import capacity as capacity_rule
 
 _RP = tables.resource_providers
 _ROOT = _RP.alias('root_rp')
@@ -345,9 +346,8 @@ def _aggregate_filters(ctx, member_of):
 
 def _capacity_filters(ctx, resources):
     """WHERE clauses keeping providers that can take every amount of
-    ``resources`` ({class name: amount}) on their own inventory:
-    ``min_unit <= amount <= max_unit``, ``amount % step_size == 0`` and
-    ``used + amount <= (total - reserved) * allocation_ratio``."""
+    ``resources`` ({class name: amount}) on their own inventory (the
+    rule of ``capacity.sql_fits``)."""
     classes = tables.resource_classes
     found = dict(ctx.conn.execute(
         sa.select(classes.c.name, classes.c.id)
@@ -373,11 +373,8 @@ def _capacity_filters(ctx, resources):
                 usage.c.resource_provider_id == inv.c.resource_provider_id,
                 usage.c.resource_class_id == inv.c.resource_class_id)))
             .where(inv.c.resource_class_id == found[name],
-                   inv.c.min_unit <= wanted, inv.c.max_unit >= wanted,
-                   wanted % inv.c.step_size == 0,
-                   sa.func.coalesce(usage.c.used, 0) + wanted
-                   <= (inv.c.total - inv.c.reserved)
-                   * inv.c.allocation_ratio))
+                   *capacity_rule.sql_fits(
+                       inv, sa.func.coalesce(usage.c.used, 0), wanted)))
         clauses.append(_RP.c.id.in_(fitting))
     return clauses
 

@@ -2,14 +2,14 @@
 
 from placement import capacity_page
 from placement import context
-from placement.objects import capacity
+from placement.objects import fleet_capacity
 from placement.tests import fixtures
 # The fleet fixture: three providers, one tree, one aggregate.
-from placement.tests.functional.objects.test_capacity import fleet  # noqa
+from placement.tests.functional.objects.test_fleet_capacity import fleet  # noqa
 
 
 def test_page_plots_and_escapes(fleet):
-    page = capacity_page.render(capacity.read(context.AdminContext(
+    page = capacity_page.render(fleet_capacity.read(context.AdminContext(
         fleet.db)))
     assert page.count('<svg class="plot"') == 4
     assert '<b>cn2</b>' not in page
@@ -24,7 +24,7 @@ def test_page_plots_and_escapes(fleet):
 def test_page_of_an_empty_fleet():
     db, cleanup = fixtures.new_database()
     try:
-        page = capacity_page.render(capacity.read(context.AdminContext(db)))
+        page = capacity_page.render(fleet_capacity.read(context.AdminContext(db)))
         assert 'Nothing to show' in page
         assert 'No provider is in an aggregate' in page
     finally:

@@ -7,7 +7,7 @@ import re
 from placement import capacity_gauges
 from placement import context
 from placement import metrics
-from placement.objects import capacity
+from placement.objects import fleet_capacity
 from placement.tests import fixtures
 
 DASHBOARD = os.path.join(os.path.dirname(__file__), '..', '..', '..',
@@ -23,7 +23,7 @@ def exported_names():
     db, cleanup = fixtures.new_database()
     try:
         fixtures.new_app(fixtures.new_conf(), db)
-        snapshot = capacity.read(context.AdminContext(db))
+        snapshot = fleet_capacity.read(context.AdminContext(db))
     finally:
         cleanup()
     families = list(metrics.active().registry.collect())

@@ -6,6 +6,7 @@ as rows), and candidates are compared as exact sets of
 """
 
 import random
+import types
 import uuid
 
 import pytest
@@ -14,6 +15,7 @@ import sqlalchemy as sa
 from placement.db import changes
 from placement.db import tables
 from placement import exception
+from placement.handlers import candidate_rendering as rendering
 from placement.objects import aggregate as aggregate_obj
 from placement.objects import allocation_candidate as ac
 from placement.objects import provider_index
@@ -83,9 +85,14 @@ class Topology:
             for s, us in candidate['mappings'].items()))
         return allocations, mappings
 
-    def find(self, groups, options=ac.Options(), **request):
-        return ac.find(self.ctx, ac.Request(groups=groups, **request),
-                       options)
+    def find(self, groups, options=ac.Options(), rng=random, **request):
+        """The engine's result with candidates and summaries as the
+        latest microversion shows them."""
+        candidates, summaries = ac.find(
+            self.ctx, ac.Request(groups=groups, **request), options, rng,
+            present=rendering.latest)
+        return types.SimpleNamespace(candidates=candidates,
+                                     summaries=summaries)
 
     def candidates(self, groups, **request):
         found = [self.shape(c) for c in self.find(groups, **request)
@@ -383,9 +390,8 @@ def test_randomize_spreads_the_limit_over_roots_fairly(ctx):
     options = ac.Options(randomize=True)
     seen = set()
     for seed in range(8):
-        result = ac.find(topo.ctx, ac.Request(
-            [Group(resources={'VCPU': 1})], limit=4), options,
-            rng=random.Random(seed))
+        result = topo.find([Group(resources={'VCPU': 1})], options,
+                           rng=random.Random(seed), limit=4)
         roots = _roots_of(topo, result)
         assert len(roots) == 4             # one candidate per root
         seen |= roots

@@ -1,91 +1,101 @@
-"""The fleet capacity snapshot and its sums."""
+"""The capacity rule gives one answer wherever it is applied: the
+``resources`` filter of list_providers (SQL), the candidates index and
+allocation writes, on the same inventories and usage."""
 
 import uuid
 
 import pytest
-import webob
 
-from placement import context
+from placement import exception
+from placement.objects import allocation as alloc_obj
 from placement.objects import capacity
-from placement.tests import fixtures
+from placement.objects import inventory as inv_obj
+from placement.objects import provider_index
+from placement.objects import resource_class as rc_obj
+from placement.objects import resource_provider as rp_obj
+
+#: (total, reserved, min_unit, max_unit, step_size, allocation_ratio), used
+RECORDS = [
+    ((10, 1, 1, 100, 1, 1.5), 2),     # 13 usable, 11 free
+    ((8, 0, 2, 6, 2, 1.0), 0),        # units: 2, 4, 6
+    ((4, 0, 1, 20, 1, 4.0), 15),      # 16 usable, 1 free
+    ((5, 2, 3, 9, 3, 0.5), 0),        # 1 usable: nothing fits
+    ((12, 0, 1, 12, 5, 1.25), 0),     # 15 usable, steps of 5
+    ((6, 6, 1, 6, 1, 1.0), 0),        # all reserved
+]
+AMOUNTS = range(1, 18)
 
 
-def call(app, method, path, body=None):
-    req = webob.Request.blank(path, method=method)
-    req.headers['x-auth-token'] = 'admin'
-    req.headers['openstack-api-version'] = 'placement latest'
-    if body is not None:
-        req.json_body = body
-        req.content_type = 'application/json'
-    resp = req.get_response(app)
-    assert resp.status_int < 300, resp.text
-    return resp
-
-
-class Fleet:
-    def __init__(self, app):
-        self.app = app
-
-    def provider(self, name, inventories, parent=None, aggregates=()):
-        rp = str(uuid.uuid4())
-        body = {'name': name, 'uuid': rp}
-        if parent:
-            body['parent_provider_uuid'] = parent
-        call(self.app, 'POST', '/resource_providers', body)
-        call(self.app, 'PUT', '/resource_providers/%s/inventories' % rp,
-             {'resource_provider_generation': 0,
-              'inventories': inventories})
-        if aggregates:
-            call(self.app, 'PUT', '/resource_providers/%s/aggregates' % rp,
-                 {'resource_provider_generation': 1,
-                  'aggregates': list(aggregates)})
-        return rp
-
-    def allocate(self, amounts):
-        call(self.app, 'PUT', '/allocations/%s' % uuid.uuid4(),
-             {'allocations': {rp: {'resources': resources}
-                              for rp, resources in amounts.items()},
-              'project_id': 'p', 'user_id': 'u',
-              'consumer_generation': None, 'consumer_type': 'INSTANCE'})
-
-
-AGG = str(uuid.uuid4())
+def _write(ctx, provider, amount):
+    alloc_obj.write(ctx, [alloc_obj.ConsumerRequest(
+        dict(uuid=str(uuid.uuid4()), project='p', user='u'),
+        {provider.uuid: {'VCPU': amount}})], 0)
 
 
 @pytest.fixture
-def fleet():
-    db, cleanup = fixtures.new_database()
-    app = fixtures.new_app(fixtures.new_conf(), db)
-    fleet = Fleet(app)
-    fleet.db = db
-    fleet.cn1 = fleet.provider(
-        'cn1', {'VCPU': {'total': 10, 'reserved': 2,
-                         'allocation_ratio': 2.0},
-                'MEMORY_MB': {'total': 1000}}, aggregates=[AGG])
-    fleet.cn2 = fleet.provider('<b>cn2</b>', {'VCPU': {'total': 4}})
-    fleet.gpu = fleet.provider('cn2-gpu', {'VGPU': {'total': 2}},
-                               parent=fleet.cn2)
-    fleet.allocate({fleet.cn1: {'VCPU': 4, 'MEMORY_MB': 100}})
-    fleet.allocate({fleet.cn2: {'VCPU': 4}, fleet.gpu: {'VGPU': 1}})
-    yield fleet
-    cleanup()
+def providers(ctx):
+    made = []
+    for i, (record, used) in enumerate(RECORDS):
+        provider = rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+        total, reserved, min_unit, max_unit, step, ratio = record
+        # The reshaper's way: no minimum capacity, then allocate.
+        inv_obj.replace_all(ctx, provider, {'VCPU': dict(
+            total=total, reserved=reserved, min_unit=min_unit,
+            max_unit=max_unit, step_size=step, allocation_ratio=ratio)})
+        if used:
+            _write(ctx, provider, used)
+        made.append(rp_obj.get_by_uuid(ctx, provider.uuid))
+    return made
 
 
-def test_snapshot_sums(fleet):
-    snap = capacity.read(context.AdminContext(fleet.db))
-    assert len(snap.rows) == 4
-    assert snap.by_class() == {'MEMORY_MB': (1000, 100), 'VCPU': (20, 8),
-                               'VGPU': (2, 1)}
-    assert snap.by_aggregate() == {(AGG, 'MEMORY_MB'): (1000, 100),
-                                   (AGG, 'VCPU'): (16, 4)}
-    roots = snap.by_root()
-    assert roots[fleet.cn2, '<b>cn2</b>'] == {'VCPU': (4, 4),
-                                              'VGPU': (2, 1)}
+def _expected(amount):
+    names = set()
+    for i, (record, used) in enumerate(RECORDS):
+        total, reserved, min_unit, max_unit, step, ratio = record
+        offer = capacity.offer(capacity.capacity(total, reserved, ratio),
+                               used, min_unit, max_unit, step)
+        if capacity.allows(offer, amount):
+            names.add('rp%d' % i)
+    return names
 
 
-def test_snapshot_is_reused_within_the_interval(fleet):
-    ctx = context.AdminContext(fleet.db)
-    first = capacity.snapshot(ctx, max_age=60)
-    fleet.provider('cn3', {'VCPU': {'total': 1}})
-    assert capacity.snapshot(ctx, max_age=60) == first
-    assert len(capacity.snapshot(ctx, max_age=0).rows) == 5
+def _by_sql(ctx, amount):
+    return {p.name for p in rp_obj.list_providers(
+        ctx, resources={'VCPU': amount})}
+
+
+def _by_index(ctx, providers, amount):
+    index = provider_index.of(ctx.db)
+    vcpu = rc_obj.ids_by_name(ctx, ['VCPU'])['VCPU']
+    with ctx.db.transaction(write=False) as conn, index.lock:
+        index.refresh(conn)
+        fitting = set(index.fitting([p.id for p in providers],
+                                    [(vcpu, amount)]))
+    return {p.name for p in providers if p.id in fitting}
+
+
+def _by_write(ctx, providers, amount):
+    accepted = set()
+    for provider in providers:
+        consumer = str(uuid.uuid4())
+        try:
+            alloc_obj.write(ctx, [alloc_obj.ConsumerRequest(
+                dict(uuid=consumer, project='p', user='u'),
+                {provider.uuid: {'VCPU': amount}})], 0)
+        except exception.InvalidAllocation:
+            continue
+        accepted.add(provider.name)
+        alloc_obj.delete_by_consumer(ctx, consumer)
+    return accepted
+
+
+def test_sql_index_and_writes_agree(ctx, providers):
+    for amount in AMOUNTS:
+        expected = _expected(amount)
+        assert _by_sql(ctx, amount) == expected, amount
+        assert _by_index(ctx, providers, amount) == expected, amount
+        assert _by_write(ctx, providers, amount) == expected, amount
+    # The grid exercises every reason to refuse, and some acceptance.
+    assert _expected(4) == {'rp0', 'rp1'}
+    assert _expected(5) == {'rp0', 'rp4'}
+    assert _expected(15) == set()

@@ -4,6 +4,7 @@ for candidates checks them (``placement/tests/conftest.py``)."""
 
 import pytest
 
+from placement.objects import capacity
 from placement.objects import provider_index
 
 VCPU, MEMORY_MB, DISK_GB = 0, 1, 2
@@ -12,11 +13,11 @@ TRAITS = {10: 'HW_CPU_X86_AVX2', 11: 'COMPUTE_STATUS_DISABLED',
           12: 'CUSTOM_Z', 13: 'CUSTOM_A'}
 
 
-def inventory(capacity, min_unit=1, max_unit=None, step_size=1):
-    return provider_index.Inventory(
-        capacity=capacity, min_unit=min_unit,
-        max_unit=capacity if max_unit is None else max_unit,
-        step_size=step_size)
+def inventory(total, min_unit=1, max_unit=None, step_size=1):
+    """An inventory record's capacity and units; ``add`` makes it the
+    Offer a load would, given the provider's usage."""
+    return (total, min_unit, total if max_unit is None else max_unit,
+            step_size)
 
 
 def add(index, provider, parent=None, inventories=None, usage=None,
@@ -30,11 +31,16 @@ def add(index, provider, parent=None, inventories=None, usage=None,
     index.members[root].add(provider)
     if parent is not None:
         index.nested.add(provider)
-    index.inventories[provider] = dict(inventories or {})
+    used = dict(usage or {})
+    index.inventories[provider] = {
+        rc: capacity.offer(total, used.get(rc, 0), min_unit, max_unit,
+                           step_size)
+        for rc, (total, min_unit, max_unit, step_size)
+        in (inventories or {}).items()}
     for rc in index.inventories[provider]:
         index.with_class[rc].add(provider)
     if usage:
-        index.usage[provider] = dict(usage)
+        index.usage[provider] = used
     index.traits[provider] = frozenset(traits)
     for trait in traits:
         index.with_trait[trait].add(provider)
@@ -115,26 +121,23 @@ def test_room_is_free_capacity_capped_by_max_unit(index):
 
 
 def test_room_of_an_overcommitted_provider_is_negative(index):
-    index.usage[2][VCPU] = 10
-    assert index.room(2, VCPU) == -2
+    add(index, 6, inventories={VCPU: inventory(8)}, usage={VCPU: 10})
+    assert index.room(6, VCPU) == -2
 
 
 def test_summary_shape(index):
-    assert index.summary(1) == {
-        'resources': {'MEMORY_MB': {'capacity': 2048, 'used': 512}},
-        'traits': ['CUSTOM_A', 'CUSTOM_Z', 'HW_CPU_X86_AVX2'],
-        'parent_provider_uuid': None,
-        'root_provider_uuid': 'uuid-1',
-    }
-    assert index.summary(3) == {
-        'resources': {}, 'traits': ['COMPUTE_STATUS_DISABLED'],
-        'parent_provider_uuid': 'uuid-1', 'root_provider_uuid': 'uuid-1'}
+    assert index.summary(1) == provider_index.Summary(
+        uuid='uuid-1', resources=(('MEMORY_MB', 2048, 512),),
+        traits=('CUSTOM_A', 'CUSTOM_Z', 'HW_CPU_X86_AVX2'),
+        parent_uuid=None, root_uuid='uuid-1')
+    assert index.summary(3) == provider_index.Summary(
+        uuid='uuid-3', resources=(), traits=('COMPUTE_STATUS_DISABLED',),
+        parent_uuid='uuid-1', root_uuid='uuid-1')
 
 
 def test_summary_reports_unused_classes_as_zero(index):
-    assert index.summary(4)['resources'] == {
-        'VCPU': {'capacity': 4, 'used': 0},
-        'MEMORY_MB': {'capacity': 4096, 'used': 0}}
+    assert sorted(index.summary(4).resources) == [
+        ('MEMORY_MB', 4096, 0), ('VCPU', 4, 0)]
 
 
 def test_summary_is_built_once_and_shared(index):

@@ -12,7 +12,9 @@ wall time and statements sent to the database for each::
         [--server postgresql+psycopg2://postgres@127.0.0.1:5432] \\
         [--profile 1000]
 
-``--profile N`` prints the cProfile of the POST of N consumers.
+``--profile N`` prints the cProfile of the POST of N consumers;
+``--puts N`` ends with the median and 90th percentile of N PUT round
+trips of new consumers (a small write's cost).
 """
 
 import argparse
@@ -50,20 +52,18 @@ class Counter:
         self.count = 0
 
 
-def _database_url(server):
+def _database_url(server, directory):
     if server is None:
-        return 'sqlite:///%s/placement.sqlite' % tempfile.mkdtemp(
-            prefix='placement-post-size-')
+        return 'sqlite:///%s/placement.sqlite' % directory
     from placement.tests import fixtures
     return fixtures.create_server_database(server, 'post_size')
 
 
-def build(server=None):
-    """(app, db) on a fresh, migrated database."""
+def build(url):
+    """(app, db) on the fresh database at ``url``, migrated."""
     conf = placement_conf.build([], config_files=[])
     conf.set_override('auth_strategy', 'noauth2', group='api')
-    conf.set_override('connection', _database_url(server),
-                      group='placement_database')
+    conf.set_override('connection', url, group='placement_database')
     conf.set_override('sync_on_startup', True, group='placement_database')
     db = deploy.create_database(conf)
     return deploy.loadapp(conf, db), db
@@ -120,17 +120,29 @@ def main(argv=None):
     parser.add_argument('--sizes', default='1,100,1000,5000')
     parser.add_argument('--server', default=None)
     parser.add_argument('--profile', type=int, default=None)
+    parser.add_argument('--puts', type=int, default=0)
     args = parser.parse_args(argv)
-    app, db = build(args.server)
+    with tempfile.TemporaryDirectory(prefix='placement-post-size-') as tmp:
+        app, db = build(_database_url(args.server, tmp))
+        try:
+            run(app, db, [int(s) for s in args.sizes.split(',') if s],
+                args.profile, args.puts)
+        finally:
+            db.dispose()
+    return 0
+
+
+def run(app, db, sizes, profile_size=None, puts=0):
+    """Print one line per request of each size, then the PUT figures."""
     counter = Counter(db.engine)
     rps = providers(app)
     print('%-28s %6s %9s %11s' % ('request', 'status', 'seconds',
                                   'statements'))
-    for size in [int(s) for s in args.sizes.split(',')]:
+    for size in sizes:
         body = post_body(rps, size)
         status, seconds, statements = measure(
             app, counter, 'POST', '/allocations', body,
-            profile=args.profile == size)
+            profile=profile_size == size)
         print('%-28s %6d %9.3f %11d' % ('POST %d consumers' % size, status,
                                         seconds, statements))
         put = next(iter(post_body(rps, 1).values()))
@@ -138,8 +150,14 @@ def main(argv=None):
             app, counter, 'PUT', '/allocations/%s' % uuid.uuid4(), put)
         print('%-28s %6d %9.3f %11d' % ('PUT 1 consumer', status, seconds,
                                         statements))
-    db.dispose()
-    return 0
+    if puts:
+        times = sorted(
+            measure(app, counter, 'PUT', '/allocations/%s' % uuid.uuid4(),
+                    next(iter(post_body(rps, 1).values())))[1]
+            for _ in range(puts))
+        print('PUT round trips: %d, median %.2f ms, p90 %.2f ms' % (
+            puts, 1000 * times[len(times) // 2],
+            1000 * times[int(len(times) * 0.9)]))
 
 
 if __name__ == '__main__':

@@ -61,20 +61,19 @@ def prepare(ctx, requests):
             for consumer, request in zip(consumers, requests)]
 
 
-def missing_provider(ctx, writes):
-    """ResourceProviderNotFound for the first unknown provider ``writes``
-    name, or None.
+def known_providers(ctx, writes):
+    """(``provider_ids`` of ``writes``, None), or (None,
+    ResourceProviderNotFound for the first unknown provider).
 
-    Returned rather than raised: the caller's transaction then commits
-    the consumers it prepared, which the reference keeps when a request
-    names an unknown provider (see api-ref/behaviour-choices.rst, 'Orphan
-    consumers').
+    The error is returned rather than raised: the caller's transaction
+    then commits the consumers it prepared, which the reference keeps
+    when a request names an unknown provider (see
+    api-ref/behaviour-choices.rst, 'Orphan consumers').
     """
     try:
-        provider_ids(ctx, request_uuids(writes))
+        return provider_ids(ctx, request_uuids(writes)), None
     except exception.ResourceProviderNotFound as exc:
-        return exc
-    return None
+        return None, exc
 
 
 @db_api.reader
@@ -236,13 +235,10 @@ def replace(ctx, writes, rp_ids=None):
 @db_api.writer
 def _write_once(ctx, requests):
     writes = prepare(ctx, requests)
-    try:
-        rp_ids = provider_ids(ctx, request_uuids(writes))
-    except exception.ResourceProviderNotFound as exc:
-        # Returned, see missing_provider.
-        return exc
-    replace(ctx, writes, rp_ids)
-    return None
+    rp_ids, missing = known_providers(ctx, writes)
+    if missing is None:
+        replace(ctx, writes, rp_ids)
+    return missing
 
 
 def write(ctx, requests, retries):

@@ -48,6 +48,27 @@ class Consumer:
     created: bool
 
 
+def _read(ctx, column, others, values, every=False):
+    """{value: row of ``others``} of the rows whose ``column`` is one of
+    ``values``.
+
+    The database may match a value to a row spelled differently (MySQL's
+    case- and accent-insensitive collations do). When it did, or with
+    ``every`` (each value is known to exist), the values left unmatched
+    are read one by one, as each would be alone.
+    """
+    select = sa.select(column, *others)
+    found = {row[0]: tuple(row[1:])
+             for row in batch.select_in(ctx.conn, select, column, values)}
+    if every or not found.keys() <= set(values):
+        for value in values:
+            if value not in found:
+                row = ctx.conn.execute(select.where(column == value)).first()
+                if row is not None:
+                    found[value] = tuple(row[1:])
+    return found
+
+
 def _external_ids(ctx, table, values):
     """{value: id} of the rows of ``table`` named by ``values``, the
     missing ones inserted.
@@ -57,25 +78,22 @@ def _external_ids(ctx, table, values):
     """
     column = table.c.name if 'name' in table.c else table.c.external_id
     values = sorted(set(values))
-    select = sa.select(column, table.c.id)
-    found = dict(batch.select_in(ctx.conn, select, column, values))
+    found = _read(ctx, column, [table.c.id], values)
     missing = [value for value in values if value not in found]
     if missing:
         now = db_api.utcnow()
         for chunk in batch.chunks(missing):
             db_api.insert_missing(ctx.conn, table, [
                 {column.name: value, 'created_at': now} for value in chunk])
-        found.update(batch.select_in(ctx.conn, select, column, missing))
-    return found
+        found.update(_read(ctx, column, [table.c.id], missing, every=True))
+    return {value: row[0] for value, row in found.items()}
 
 
-def _stored(ctx, uuids):
-    """{uuid: (id, generation)} of the existing consumers among ``uuids``."""
-    rows = batch.select_in(
-        ctx.conn, sa.select(_CONSUMERS.c.uuid, _CONSUMERS.c.id,
-                            _CONSUMERS.c.generation),
-        _CONSUMERS.c.uuid, uuids)
-    return {uuid: (id_, generation) for uuid, id_, generation in rows}
+def _stored(ctx, uuids, every=False):
+    """{uuid: (id, generation)} of the existing consumers among ``uuids``
+    (``every``: see ``_read``)."""
+    return _read(ctx, _CONSUMERS.c.uuid,
+                 [_CONSUMERS.c.id, _CONSUMERS.c.generation], uuids, every)
 
 
 def _insert_one(ctx, row):
@@ -174,10 +192,13 @@ def prepare_all(ctx, requests):
             'generation': 0, 'created_at': db_api.utcnow()}
     created = _insert(ctx, new.values()) if new else set()
     if new:
-        stored.update(_stored(ctx, list(new)))
+        stored.update(_stored(ctx, list(new), every=True))
     consumers = []
     for request in requests:
         uuid = request['uuid']
+        if uuid not in stored:
+            # Created and deleted again by others since read above.
+            raise exception.ConsumerGenerationConflict()
         id_, generation = stored[uuid]
         if uuid in new and uuid not in created:
             # Created by a concurrent request since read above.

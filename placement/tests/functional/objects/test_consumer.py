@@ -18,6 +18,7 @@ from placement.objects import consumer as consumer_obj
 from placement.objects import inventory as inv_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import usage as usage_obj
+from placement.tests import fixtures
 
 CLASSES = ('VCPU', 'MEMORY_MB')
 
@@ -150,8 +151,8 @@ def created_meanwhile(ctx, monkeypatch):
     real = consumer_obj._stored
     reads = []
 
-    def stored(ctx, uuids):
-        found = real(ctx, uuids)
+    def stored(ctx, uuids, every=False):
+        found = real(ctx, uuids, every)
         reads.append(uuids)
         if len(reads) == 1:
             found.pop(consumer, None)
@@ -196,3 +197,40 @@ def test_single_prepare_keeps_its_interface(ctx):
     assert made.id == again.id and again.generation == 0
     assert again.type_id is consumer_obj.UNCHANGED
     assert made.user_id != again.user_id
+
+
+@pytest.fixture
+def case_insensitive(ctx):
+    """Projects and consumers compared the way a MySQL database created
+    with its default collation compares them (case-insensitively)."""
+    if fixtures.backend_name() != 'mysql':
+        pytest.skip('collations are a MySQL matter')
+    columns = {'projects': 'external_id', 'consumers': 'uuid'}
+
+    def collate(collation):
+        with ctx.db.transaction(write=True) as conn:
+            for table, column in columns.items():
+                conn.exec_driver_sql(
+                    'ALTER TABLE %s MODIFY %s VARCHAR(%d) COLLATE %s NOT NULL'
+                    % (table, column, 255 if table == 'projects' else 36,
+                       collation))
+    collate('utf8mb4_general_ci')
+    yield
+    collate('utf8mb4_bin')
+
+
+def test_names_the_database_matches_differently_spelled(
+        ctx, providers, case_insensitive):
+    """The same records as when each name is looked up on its own: a
+    project and a consumer the database finds under other spellings."""
+    consumer = str(uuid.uuid4())
+    first = _requests(providers, 1, project='proj')
+    first[0].consumer['uuid'] = consumer
+    alloc_obj.write(ctx, first, 0)
+    again = _requests(providers, 3, project='PROJ')
+    again[0].consumer.update(uuid=consumer.upper(), generation=1)
+    alloc_obj.write(ctx, again, 0)
+    records = _records(ctx, [r.consumer['uuid'] for r in again])
+    assert len(records) == 3
+    assert {record[1] for record in records.values()} == {'proj'}
+    assert records[consumer][0] == 2

@@ -18,7 +18,6 @@ $(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg
 	PYTHON=$(PYTHON) sh tools/make-venv.sh $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.txt -r test-requirements.txt
-	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
 venv: $(BIN)/.installed

@@ -1,12 +1,19 @@
 """Authentication middlewares and the request-context builder."""
 
+import logging
+
 import webob
 import webob.dec
 import webob.exc
 
 from placement import context as placement_context
+from placement import metrics_access
 
 ENVIRON_CONTEXT = 'placement.context'
+#: Paths where a token is checked if sent but not required.
+TOKEN_OPTIONAL = ('/healthcheck',)
+
+LOG = logging.getLogger(__name__)
 
 
 def is_root(environ, allow_empty):
@@ -20,17 +27,34 @@ def is_root(environ, allow_empty):
     return path == '/' or (allow_empty and path == '')
 
 
+def is_open(environ, allow_empty):
+    """True for requests served without authentication: the version
+    document and the trusted-network reads of ``metrics_access``."""
+    return is_root(environ, allow_empty) or metrics_access.trusted(environ)
+
+
+def token_optional(environ):
+    """True for the health check: load balancers send no token."""
+    return environ.get('PATH_INFO', '') in TOKEN_OPTIONAL
+
+
 class NoAuth:
     """``noauth2``: trust ``X-Auth-Token: user[:project]`` (testing only)."""
 
     def __init__(self, application):
         self.application = application
+        # Whoever starts a service this way must be told, every time.
+        LOG.warning('[api] auth_strategy = noauth2: requests are NOT '
+                    'authenticated, any caller can act as admin. For '
+                    'development and tests only; never expose this service.')
 
     @webob.dec.wsgify
     def __call__(self, req):
-        if is_root(req.environ, allow_empty=False):
+        if is_open(req.environ, allow_empty=False):
             return self.application
         token = req.headers.get('X-Auth-Token')
+        if not token and token_optional(req.environ):
+            return self.application
         if not token:
             return webob.exc.HTTPUnauthorized()
         user_id, _sep, project_id = token.partition(':')
@@ -47,17 +71,27 @@ class NoAuth:
 
 
 class KeystoneAuth:
-    """keystonemiddleware's auth_token for everything but the root."""
+    """keystonemiddleware's auth_token for everything but the root.
+
+    Where a token is optional, a second auth_token that delays its
+    decision lets requests without a valid token through, still removing
+    any identity headers the client sent.
+    """
 
     def __init__(self, application, conf):
         from keystonemiddleware import auth_token
         self.application = application
         self.protected = auth_token.AuthProtocol(
             application, {'oslo_config_config': conf})
+        self.optional = auth_token.AuthProtocol(
+            application, {'oslo_config_config': conf,
+                          'delay_auth_decision': True})
 
     def __call__(self, environ, start_response):
-        if is_root(environ, allow_empty=True):
+        if is_open(environ, allow_empty=True):
             return self.application(environ, start_response)
+        if token_optional(environ):
+            return self.optional(environ, start_response)
         return self.protected(environ, start_response)
 
 
@@ -74,8 +108,9 @@ class ContextBuilder:
     def __call__(self, req):
         ctx = placement_context.RequestContext.from_environ(
             req.environ, db=self.db, config=self.conf, policy=self.policy)
-        if ctx.user_id is None and not is_root(req.environ,
-                                                allow_empty=True):
+        if (ctx.user_id is None
+                and not is_open(req.environ, allow_empty=True)
+                and not token_optional(req.environ)):
             return webob.exc.HTTPUnauthorized()
         req.environ[ENVIRON_CONTEXT] = ctx
         return self.application

@@ -1,8 +1,9 @@
 """Build the WSGI application: database, start-up work, middleware stack.
 
 Order of layers, outermost first (api-ref/design.rst): proxy headers,
-request id and log, CORS, authentication, context, fault wrapper,
-microversion, body size limit, application.
+request metrics, request id and log, CORS, trusted-network mark,
+authentication, context, fault wrapper, health check, microversion, body
+size limit, application.
 """
 
 import logging
@@ -16,12 +17,18 @@ from placement import auth
 from placement import body_limit
 from placement import context as placement_context
 from placement.db import api as db_api
+from placement.db import drivers
 from placement.db import migration
+from placement import exception
 from placement import handler
+from placement import healthcheck
+from placement import metrics
+from placement import metrics_access
 from placement import middleware
 from placement.objects import resource_class
 from placement.objects import trait
 from placement import policy
+from placement import request_metrics
 from placement import requestlog
 
 LOG = logging.getLogger(__name__)
@@ -42,24 +49,46 @@ def create_database(conf):
     url = group.connection
     if group.connection_parameters:
         url += ('&' if '?' in url else '?') + group.connection_parameters
+    missing = drivers.problem(url)
+    if missing:
+        raise ConfigurationError(missing)
     db = db_api.Database(
         url, sqlite_synchronous=group.sqlite_synchronous,
         mysql_sql_mode=group.mysql_sql_mode, pool_size=group.max_pool_size,
         max_overflow=group.max_overflow, pool_timeout=group.pool_timeout,
         pool_recycle=group.connection_recycle_time,
         echo=group.connection_debug >= 50)
+    _while_unavailable(conf, db.ping)
+    return db
+
+
+def _while_unavailable(conf, work, *args):
+    """Run ``work``, again every ``retry_interval`` seconds while the
+    database is unavailable, up to ``max_retries`` times.
+
+    Both the first connection and the start-up work after it wait: the
+    database can go away in between, and a gunicorn worker respawned
+    during an outage must wait for it, not fail to boot (which stops the
+    whole gunicorn). One line per attempt, without a traceback.
+    """
+    group = conf.placement_database
     attempt = 0
     while True:
         try:
-            with db.engine.connect():
-                return db
-        except sa_exc.OperationalError as exc:
-            attempt += 1
-            if 0 <= group.max_retries < attempt:
-                raise
-            LOG.warning('Database not reachable (attempt %d): %s',
-                        attempt, exc.orig)
-            time.sleep(group.retry_interval)
+            return work(*args)
+        except exception.DatabaseUnavailable as exc:
+            reason = exc.kwargs['reason']
+        except sa_exc.OperationalError as exc:  # Alembic's own connections
+            reason = db_api.describe_failure(exc)
+        attempt += 1
+        if 0 <= group.max_retries < attempt:
+            raise exception.DatabaseUnavailable(
+                reason='%s; gave up after %d attempts' % (reason, attempt))
+        # Logged outside the except clause: oslo.log would append the
+        # exception being handled to the line.
+        LOG.warning('Waiting for the database at start-up (attempt %d): %s',
+                    attempt, exception.DatabaseUnavailable(reason=reason))
+        time.sleep(group.retry_interval)
 
 
 def prepare_database(conf, db):
@@ -87,24 +116,49 @@ def build_app(conf, db):
     app = body_limit.BodySizeLimit(
         app, conf.oslo_middleware.max_request_body_size)
     app = middleware.Microversion(app)
+    # Inside the context (details by policy), outside microversions.
+    app = healthcheck.HealthCheck(app, healthcheck.DatabaseProbe(
+        db, conf.api.healthcheck_timeout, conf.api.healthcheck_cache_time))
     app = middleware.FaultWrapper(app)
     app = auth.ContextBuilder(app, db, conf, enforcer)
     if conf.api.auth_strategy == 'noauth2':
         app = auth.NoAuth(app)
     else:
         app = auth.KeystoneAuth(app, conf)
+    if conf.metrics.enabled:
+        app = metrics_access.TrustedNetwork(app, conf.metrics.trusted_networks)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
     app = requestlog.RequestLog(app)
+    if conf.metrics.enabled:
+        app = request_metrics.RequestMetrics(app, _start_metrics(db))
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return app
 
 
+def _start_metrics(db):
+    recorded = metrics.configure()
+    metrics.watch_pool(db.engine)
+    metrics.build_info(_version(), db.dialect)
+    return recorded
+
+
+def _version():
+    from importlib import metadata
+    # The distribution's name, and the one older checkouts installed as.
+    for name in ('placement-server', 'placement'):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return 'unknown'
+
+
 def loadapp(conf, db=None):
     """Create the database handle, prepare it, and return the app."""
     db = db or create_database(conf)
-    prepare_database(conf, db)
+    _while_unavailable(conf, prepare_database, conf, db)
     # Connections opened during start-up must not be shared with
     # processes forked after it (gunicorn --preload). An in-memory
     # database would vanish with its connection; it is never forked.

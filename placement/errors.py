@@ -21,6 +21,10 @@ PROVIDER_NOT_FOUND = 'placement.resource_provider.not_found'
 QUERY_DUPLICATE_KEY = 'placement.query.duplicate_key'
 QUERY_BAD_VALUE = 'placement.query.bad_value'
 QUERY_MISSING_VALUE = 'placement.query.missing_value'
+DATABASE_UNAVAILABLE = 'placement.database_unavailable'
+
+#: Seconds a client is asked to wait before retrying after a 503.
+RETRY_AFTER = 5
 
 #: Microversion from which error bodies carry ``code``.
 CODE_MIN_VERSION = (1, 23)
@@ -80,6 +84,15 @@ class UnsupportedMediaType(_PlacementError,
 class RequestEntityTooLarge(_PlacementError,
                             webob.exc.HTTPRequestEntityTooLarge):
     pass
+
+
+class ServiceUnavailable(_PlacementError,
+                         webob.exc.HTTPServiceUnavailable):
+    """503 with ``Retry-After``: the request may succeed if sent later."""
+
+    def __init__(self, message='', **kwargs):
+        kwargs.setdefault('headers', {'retry-after': str(RETRY_AFTER)})
+        super().__init__(message, **kwargs)
 
 
 class InternalServerError(_PlacementError,

@@ -17,6 +17,14 @@ class PlacementException(Exception):
         super().__init__(message)
 
 
+class DatabaseUnavailable(PlacementException):
+    """The database cannot be reached or used now; worth retrying later.
+
+    Raised by the transaction decorators of ``placement.db.api``.
+    """
+    msg_fmt = 'Database unavailable (%(reason)s)'
+
+
 class NotFound(PlacementException):
     msg_fmt = 'Resource could not be found.'
 

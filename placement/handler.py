@@ -12,6 +12,7 @@ import routes
 import webob
 
 from placement import errors
+from placement import exception
 from placement import microversion
 from placement import middleware
 from placement import requestlog
@@ -19,6 +20,7 @@ from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
 from placement.handlers import inventory
+from placement.handlers import metrics
 from placement.handlers import resource_class
 from placement.handlers import reshaper
 from placement.handlers import resource_provider
@@ -101,6 +103,12 @@ ROUTES = {
                 resource_class.create_or_confirm_resource_class),
         'DELETE': resource_class.delete_resource_class,
     },
+    '/metrics': {
+        'GET': metrics.get_metrics,
+    },
+    '/capacity': {
+        'GET': metrics.get_capacity,
+    },
 }
 
 
@@ -134,6 +142,15 @@ class Dispatcher:
         try:
             _content_length_precheck(environ)
             response = self._dispatch(webob.Request(environ))
+        except exception.DatabaseUnavailable as exc:
+            # Logged once, in the request's log line; no traceback.
+            environ[requestlog.ENVIRON_FAILURE] = str(exc)
+            response = errors.render(
+                errors.ServiceUnavailable(
+                    'The database is unavailable; retry later.',
+                    code=errors.DATABASE_UNAVAILABLE),
+                environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
+                environ.get(microversion.ENVIRON_KEY))
         except webob.exc.HTTPException as exc:
             environ[middleware.ENVIRON_VARY] = getattr(exc, 'sets_vary', True)
             response = errors.render(

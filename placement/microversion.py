@@ -7,6 +7,8 @@ whose range holds the request's version (none: 404).
 
 import collections
 
+import microversion_parse
+
 SERVICE_TYPE = 'placement'
 HEADER = 'openstack-api-version'
 ENVIRON_KEY = 'placement.microversion'
@@ -85,27 +87,26 @@ class UnacceptableVersion(Exception):
     """The version parses but is not supported (406)."""
 
 
-def _requested_value(header_value):
-    """The version text of the last ``placement`` entry, or None."""
-    for entry in reversed((header_value or '').split(',')):
-        words = entry.split()
-        if len(words) == 2 and words[0].lower() == SERVICE_TYPE:
-            return words[1]
-    return None
-
-
 def from_header(header_value):
     """Return the Version a request asks for: the last ``placement``
-    entry of the header, 1.0 without one (api-ref/general.rst)."""
-    text = _requested_value(header_value)
+    entry of the header, 1.0 without one (api-ref/general.rst).
+
+    microversion-parse finds the last ``placement`` entry and parses
+    ``X.Y``, as the upstream service does (``placement 1. 5`` is 1.5);
+    what it leaves to us is ``latest``, the default for no entry and the
+    supported range.
+    """
+    text = microversion_parse.get_version(
+        {HEADER: header_value or ''}, SERVICE_TYPE)
     if text is None:
         return MIN_VERSION
     if text == 'latest':
         return MAX_VERSION
     try:
-        version = Version.parse(text.strip())
-    except (TypeError, ValueError) as exc:
-        raise InvalidVersion('invalid version string: %s; %s' % (text, exc))
+        version = Version(*microversion_parse.parse_version_string(text))
+    except TypeError as exc:
+        # The library's text already reads "invalid version string: ..."
+        raise InvalidVersion(str(exc))
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise UnacceptableVersion(
             'Unacceptable version header: %s' % text)

@@ -2,6 +2,7 @@
 
 from oslo_policy import policy as oslo_policy
 
+from placement import conf as placement_conf
 from placement import errors
 from placement import policies
 
@@ -13,6 +14,15 @@ class PolicyEnforcer:
         self.enforcer = oslo_policy.Enforcer(conf)
         self.enforcer.register_defaults(policies.list_rules())
         self.enforcer.load_rules()
+
+    def allows(self, context, rule, target):
+        """True if ``context`` may perform ``rule``; for answers that
+        reveal more to some callers instead of refusing the others."""
+        try:
+            self.authorize(context, rule, target)
+        except errors.Forbidden:
+            return False
+        return True
 
     def authorize(self, context, rule, target):
         """Raise a 403 unless ``context`` may perform ``rule``.
@@ -29,3 +39,15 @@ class PolicyEnforcer:
             raise errors.Forbidden(
                 'Policy does not allow %s to be performed.' % rule,
                 vary=False)
+
+
+def get_enforcer():
+    """The Enforcer the ``oslopolicy-*`` tools inspect.
+
+    Registered as the ``oslo.policy.enforcer`` entry point: our defaults
+    plus the policy file named by the configuration found in the usual
+    places (``/etc/placement/placement.conf``, ...).
+    """
+    conf = placement_conf.build(
+        [], config_files=placement_conf.cli_config_files())
+    return PolicyEnforcer(conf).enforcer

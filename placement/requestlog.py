@@ -1,4 +1,5 @@
-"""Outermost middleware: request id, Accept default, one log line per request.
+"""Outermost middleware: request id, log context, Accept default, and one
+log line per request.
 """
 
 import logging
@@ -6,12 +7,17 @@ import re
 import time
 import uuid
 
+from oslo_context import context as oslo_context
+
 from placement import microversion
 
 LOG = logging.getLogger('placement.requestlog')
 
 ENVIRON_REQUEST_ID = 'openstack.request_id'
 ENVIRON_GLOBAL_REQUEST_ID = 'openstack.global_request_id'
+#: Why the service failed a request (set by the layer that answered it);
+#: the request's line then ends with it and is logged as a WARNING.
+ENVIRON_FAILURE = 'placement.failure'
 HEADER = 'x-openstack-request-id'
 _GLOBAL_ID = re.compile(r'^req-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-'
                         r'[0-9a-f]{4}-[0-9a-f]{12}$')
@@ -23,6 +29,12 @@ class RequestLog:
     An incoming ``X-OpenStack-Request-ID`` of the form ``req-<uuid>`` is
     kept only as the global request id (for logs); responses always carry
     the freshly generated local id.
+
+    The request's oslo.context is made current before anything else runs,
+    so that lines logged by layers that reject a request early (401, 404,
+    406, a bad microversion) name this request, not the one the thread
+    served before; the context builder later replaces it with one that
+    knows the caller. It is cleared once the request is logged.
     """
 
     def __init__(self, application):
@@ -37,6 +49,10 @@ class RequestLog:
             environ[ENVIRON_GLOBAL_REQUEST_ID] = incoming
         if environ.get('HTTP_ACCEPT', '') in ('', '*/*'):
             environ['HTTP_ACCEPT'] = 'application/json'
+        oslo_context.RequestContext(
+            request_id=request_id,
+            global_request_id=environ.get(ENVIRON_GLOBAL_REQUEST_ID),
+            overwrite=True)
         outcome = {}
 
         def _start_response(status, headers, exc_info=None):
@@ -51,22 +67,41 @@ class RequestLog:
         try:
             return self.application(environ, _start_response)
         finally:
-            self._log(environ, request_id, outcome, start)
+            try:
+                self._log(environ, request_id, outcome, start)
+            finally:
+                clear_log_context()
 
     @staticmethod
     def _log(environ, request_id, outcome, start):
-        if not LOG.isEnabledFor(logging.INFO):
+        failure = environ.get(ENVIRON_FAILURE)
+        level = logging.WARNING if failure else logging.INFO
+        if not LOG.isEnabledFor(level):
             return
         path = environ.get('SCRIPT_NAME', '') + environ.get('PATH_INFO', '')
         if environ.get('QUERY_STRING'):
             path += '?' + environ['QUERY_STRING']
         version = environ.get(microversion.ENVIRON_KEY)
-        LOG.info('%(remote)s "%(method)s %(path)s" status: %(status)s '
-                 'len: %(length)s microversion: %(version)s '
-                 'request_id: %(request_id)s time: %(elapsed).1fms',
-                 {'remote': environ.get('REMOTE_ADDR', '-'),
-                  'method': environ.get('REQUEST_METHOD'), 'path': path,
-                  'status': outcome.get('status', '-'),
-                  'length': outcome.get('length', '-'),
-                  'version': version or '-', 'request_id': request_id,
-                  'elapsed': (time.monotonic() - start) * 1000})
+        message = ('%(remote)s "%(method)s %(path)s" status: %(status)s '
+                   'len: %(length)s microversion: %(version)s '
+                   'request_id: %(request_id)s time: %(elapsed).1fms')
+        if failure:
+            message += ' failure: %(failure)s'
+        LOG.log(level, message,
+                {'remote': environ.get('REMOTE_ADDR', '-'),
+                 'method': environ.get('REQUEST_METHOD'), 'path': path,
+                 'status': outcome.get('status', '-'),
+                 'length': outcome.get('length', '-'),
+                 'version': version or '-', 'request_id': request_id,
+                 'elapsed': (time.monotonic() - start) * 1000,
+                 'failure': failure})
+
+def clear_log_context():
+    """Forget the thread's current oslo.context.
+
+    oslo.context has no public call for this; its thread-local store keeps
+    the context in the attribute ``context``.
+    """
+    store = getattr(oslo_context, '_request_store', None)
+    if store is not None and hasattr(store, 'context'):
+        del store.context

@@ -1,13 +1,16 @@
 """``placement-api``: serve the API for development.
 
 With no configuration at all it stores data in ``placement.sqlite`` in the
-working directory, creates the schema on start and uses ``noauth2``;
-configuration files and ``OS_<GROUP>__<OPTION>`` variables override
-those defaults. Production deployments run ``placement.wsgi.api`` under
-gunicorn or uwsgi instead (see README).
+working directory, creates the schema on start and uses ``noauth2``. Any
+configuration (a file given or found, or an ``OS_<GROUP>__<OPTION>``
+variable) turns those development defaults off, so a half-written
+production configuration gets the service defaults (keystone) rather
+than an open door. Production deployments run ``placement.wsgi.api``
+under gunicorn or uwsgi instead (see README).
 """
 
 import os
+import re
 import socketserver
 import sys
 from wsgiref import simple_server
@@ -25,6 +28,16 @@ CLI_OPTS = [
                        help='Address to listen on.'),
     cfg.PortOpt('port', default=8000, help='Port to listen on.'),
 ]
+
+
+_ENV_OPTION = re.compile(r'OS_\w+__\w+$')
+
+
+def configuration_given(conf, environ=None):
+    """Whether a configuration file or option variable was supplied."""
+    environ = os.environ if environ is None else environ
+    return bool(conf.config_file or conf.config_dir
+                or any(_ENV_OPTION.match(name) for name in environ))
 
 
 def development_defaults():
@@ -48,9 +61,19 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    conf = placement_conf.build(argv, defaults=development_defaults(),
-                                cli_opts=CLI_OPTS)
+    conf = placement_conf.build(argv, cli_opts=CLI_OPTS)
+    development = not configuration_given(conf)
+    if development:
+        # Nothing else was given, so overrides lose nothing. (oslo.config
+        # keeps them in the option groups, which every ConfigOpts of the
+        # process shares: tests reset() the conf afterwards.)
+        for (group, name), value in development_defaults().items():
+            conf.set_override(name, value, group=group)
     logging.setup(conf, 'placement')
+    if development:
+        LOG.warning('No configuration given: development defaults apply '
+                    '(SQLite in %s, schema created on start, noauth2).',
+                    conf.placement_database.connection)
     app = deploy.loadapp(conf)
     server = simple_server.make_server(
         conf.host, conf.port, app, server_class=_ThreadingServer,

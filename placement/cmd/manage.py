@@ -9,6 +9,7 @@ from placement import conf as placement_conf
 from placement.db import data_migrations
 from placement.db import migration
 from placement import deploy
+from placement import exception
 
 #: Batch size of ``db online_data_migrations`` without ``--max-count``.
 BATCH = 50
@@ -129,7 +130,7 @@ def main(argv=None):
         return 0
     try:
         db = deploy.create_database(conf)
-    except deploy.ConfigurationError as exc:
+    except (deploy.ConfigurationError, exception.DatabaseUnavailable) as exc:
         print('placement-manage: %s' % exc, file=sys.stderr)
         return 1
     return conf.command.func(conf, db)

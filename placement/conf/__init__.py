@@ -18,13 +18,14 @@ from oslo_policy import opts as policy_opts
 
 from placement.conf import api
 from placement.conf import database
+from placement.conf import metrics
 from placement.conf import middleware
 from placement.conf import paths
 from placement.conf import placement as placement_group
 from placement.conf import workarounds
 
-_GROUP_MODULES = (api, database, middleware, paths, placement_group,
-                  workarounds)
+_GROUP_MODULES = (api, database, metrics, middleware, paths,
+                  placement_group, workarounds)
 
 CORS_DEFAULTS = {
     'allow_headers': [
@@ -36,6 +37,12 @@ CORS_DEFAULTS = {
         'X-Service-Token', 'OpenStack-API-Version'],
     'allow_methods': ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'],
 }
+
+
+def set_lib_defaults():
+    """Our defaults for library options (also what oslo-config-generator
+    shows, through the ``oslo.config.opts.defaults`` entry point)."""
+    cors.set_defaults(**CORS_DEFAULTS)
 
 
 def register_opts(conf):
@@ -51,7 +58,7 @@ def register_opts(conf):
     policy_opts.set_defaults(conf)
     conf.register_opts(cors.CORS_OPTS, 'cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
-    cors.set_defaults(**CORS_DEFAULTS)
+    set_lib_defaults()
     # Registered up front (keystonemiddleware would do it on first use) so
     # [keystone_authtoken] options can be set and overridden like any other.
     for group, opts in keystone_opts.list_auth_token_opts():
@@ -78,22 +85,17 @@ def web_service_config_files():
             cfg.find_config_dirs(project='placement'))
 
 
-def build(argv=None, config_files=None, defaults=None, cli_opts=(),
-          prog=None):
+def build(argv=None, config_files=None, cli_opts=(), prog=None):
     """Return a new, parsed ConfigOpts with every option registered.
 
     ``config_files`` None means the web service's file search (which
     honours ``OS_PLACEMENT_CONFIG_DIR``); otherwise exactly those files
     are read (``--config-file`` in ``argv`` still takes precedence);
-    ``defaults`` maps ``(group, option)`` to a built-in default that files
-    and the environment may still override; ``cli_opts`` are extra
-    command-line options of a tool.
+    ``cli_opts`` are extra command-line options of a tool.
     """
     conf = cfg.ConfigOpts()
     register_opts(conf)
     conf.register_cli_opts(cli_opts)
-    for (group, name), value in (defaults or {}).items():
-        conf.set_default(name, value, group=group)
     dirs = []
     if config_files is None:
         config_files, dirs = web_service_config_files()

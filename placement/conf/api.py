@@ -13,6 +13,15 @@ OPTS = [
                              'for development and tests only')],
         deprecated_group='DEFAULT',
         help='How incoming requests are authenticated.'),
+    cfg.FloatOpt(
+        'healthcheck_cache_time', default=3.0, min=0,
+        help='Seconds for which GET /healthcheck reuses the result of its '
+             'last database probe, so that frequent polling by load '
+             'balancers does not load the database.'),
+    cfg.FloatOpt(
+        'healthcheck_timeout', default=1.0, min=0.1,
+        help='Seconds GET /healthcheck waits for the database to answer '
+             'before it reports the database unavailable.'),
 ]
 
 

@@ -1,7 +1,7 @@
 """Option listing for oslo-config-generator."""
 
-from placement.conf import api, database, middleware, paths, placement
-from placement.conf import workarounds
+from placement.conf import api, database, metrics, middleware, paths
+from placement.conf import placement, workarounds
 
 
 def list_opts():
@@ -9,6 +9,7 @@ def list_opts():
         (None, paths.OPTS),
         (api.GROUP, api.OPTS),
         (database.GROUP, database.OPTS),
+        (metrics.GROUP, metrics.OPTS),
         (middleware.GROUP_NAME, middleware.OPTS),
         (placement.GROUP, placement.OPTS),
         (workarounds.GROUP, workarounds.OPTS),

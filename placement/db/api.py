@@ -9,9 +9,17 @@ outer transaction, so a composite operation stays atomic.
 A writer transaction that fails because of a deadlock, a lock timeout, a
 serialization failure or a dropped connection is re-run from the start
 (the function must therefore be free of side effects outside the
-database). SQLite writers start with ``BEGIN IMMEDIATE`` so that they take
-the write lock before reading and wait on the busy timeout behind other
-writers, instead of failing when a read lock cannot be upgraded.
+database); a reader is re-run only after a dropped connection (a pooled
+connection the server closed while it was down). Re-runs stop after
+``MAX_RETRIES`` or ``RETRY_WINDOW`` seconds, whichever comes first, so
+that a dead database cannot hold a request. A failure that means the
+database cannot be used right now (it is down, unreachable, shutting
+down, or the pool has no connection to give) then leaves the decorator as
+``exception.DatabaseUnavailable``, which the API answers with 503.
+
+SQLite writers start with ``BEGIN IMMEDIATE`` so that they take the write
+lock before reading and wait on the busy timeout behind other writers,
+instead of failing when a read lock cannot be upgraded.
 
 Writers record the providers whose data they change with
 ``changes.touch(ctx, ids)``; the outermost writer logs them
@@ -35,17 +43,27 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
 from placement.db import changes
+from placement import exception
+from placement import metrics
 
 LOG = logging.getLogger(__name__)
 
 #: Re-runs of a transaction that hit a retryable database error.
 MAX_RETRIES = 5
+#: Seconds after the first attempt past which a transaction is not re-run.
+RETRY_WINDOW = 3.0
+#: Seconds a new server connection may take before it counts as failed,
+#: unless the connection URL sets ``connect_timeout`` itself.
+CONNECT_TIMEOUT = 5
 #: Seconds an SQLite connection waits for a lock before giving up.
 SQLITE_BUSY_TIMEOUT = 60
 
 # SQLSTATE / driver codes that mean "run the transaction again".
 _PG_RETRY_CODES = {'40001', '40P01', '55P03'}
 _MYSQL_RETRY_CODES = {1205, 1213}
+# Messages of sqlite3 errors that mean the file cannot be used now.
+_SQLITE_UNAVAILABLE = ('unable to open database', 'database is locked',
+                       'disk i/o error', 'database or disk is full')
 
 
 def utcnow():
@@ -79,6 +97,8 @@ class Database:
             if self.in_memory:
                 kwargs['poolclass'] = sa_pool.StaticPool
         else:
+            if 'connect_timeout' not in self.url.query:
+                kwargs['connect_args'] = {'connect_timeout': CONNECT_TIMEOUT}
             for name, value in (('pool_size', pool_size),
                                 ('max_overflow', max_overflow),
                                 ('pool_timeout', pool_timeout)):
@@ -159,6 +179,24 @@ class Database:
         with self._serial:
             yield
 
+    def ping(self):
+        """Ask the server a trivial question; DatabaseUnavailable if it
+        cannot answer. A pooled connection the server dropped is replaced
+        once, as a request's reader would."""
+        for attempt in (1, 2):
+            try:
+                with self.engine.connect() as conn:
+                    conn.exec_driver_sql('SELECT 1')
+                return
+            except (sa_exc.DBAPIError, sa_exc.TimeoutError) as exc:
+                if attempt == 1 and getattr(exc, 'connection_invalidated',
+                                            False):
+                    continue
+                if is_unavailable(exc):
+                    raise exception.DatabaseUnavailable(
+                        reason=describe_failure(exc)) from exc
+                raise
+
     def dispose(self):
         self.engine.dispose()
 
@@ -188,6 +226,42 @@ def is_retryable(exc):
     return False
 
 
+def is_unavailable(exc):
+    """True if ``exc`` means the database cannot serve us right now.
+
+    Operational errors (server down, refusing or dropping connections,
+    shutting down, out of resources, lock timeouts) and interface errors
+    on a closed connection are; so is a pool with no connection to give.
+    Errors of the statement itself (integrity, programming, data) are not.
+    """
+    if isinstance(exc, sa_exc.TimeoutError):
+        return True
+    if not isinstance(exc, sa_exc.DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    if type(exc.orig).__module__ == 'sqlite3':
+        # sqlite3 reports bad SQL as OperationalError too.
+        text = str(exc.orig).lower()
+        return any(sign in text for sign in _SQLITE_UNAVAILABLE)
+    return isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError))
+
+
+def describe_failure(exc):
+    """The first line of the driver's message: enough for one log line."""
+    orig = getattr(exc, 'orig', None) or exc
+    text = str(orig).strip().splitlines()
+    return '%s: %s' % (type(orig).__name__, text[0] if text else '')
+
+
+def _should_rerun(exc, write, attempt, started):
+    if attempt >= MAX_RETRIES or time.monotonic() - started > RETRY_WINDOW:
+        return False
+    if write:
+        return is_retryable(exc)
+    return isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated
+
+
 def is_duplicate(exc):
     """True if ``exc`` is a unique-constraint violation."""
     if not isinstance(exc, sa_exc.IntegrityError):
@@ -213,6 +287,7 @@ def _transactional(write):
                         'inside a reader' % fn.__qualname__)
                 return fn(ctx, *args, **kwargs)
             attempt = 0
+            started = time.monotonic()
             while True:
                 try:
                     with ctx.db.transaction(write) as conn:
@@ -230,12 +305,19 @@ def _transactional(write):
                         finally:
                             ctx.conn, ctx.conn_writes = None, False
                             ctx.changed_providers = None
-                except sa_exc.DBAPIError as exc:
-                    if attempt >= MAX_RETRIES or not is_retryable(exc):
+                except (sa_exc.DBAPIError, sa_exc.TimeoutError) as exc:
+                    if not _should_rerun(exc, write, attempt, started):
+                        if is_unavailable(exc):
+                            raise exception.DatabaseUnavailable(
+                                reason=describe_failure(exc)) from exc
                         raise
                     attempt += 1
-                    LOG.info('Retrying %s after database error (%d/%d): %s',
-                             fn.__qualname__, attempt, MAX_RETRIES, exc.orig)
+                    metrics.retry('database')
+                    # DEBUG: while the database is down every request
+                    # would add a line; the final failure is logged once.
+                    LOG.debug('Retrying %s after database error (%d/%d): '
+                              '%s', fn.__qualname__, attempt, MAX_RETRIES,
+                              describe_failure(exc))
                     time.sleep(random.uniform(0.005, 0.02) * attempt)
         return wrapper
     return decorator
@@ -243,7 +325,8 @@ def _transactional(write):
 
 #: Run the decorated function in a read-only transaction.
 reader = _transactional(write=False)
-#: Run the decorated function in a write transaction, retried on deadlock.
+#: Run the decorated function in a write transaction, retried on deadlock
+#: and lost connections.
 writer = _transactional(write=True)
 
 

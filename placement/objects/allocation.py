@@ -20,6 +20,7 @@ from placement.db import batch
 from placement.db import changes
 from placement.db import tables
 from placement import exception
+from placement import metrics
 from placement.objects import consumer as consumer_obj
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
@@ -250,12 +251,30 @@ def write(ctx, requests, retries):
     Raises what ``prepare`` and ``replace`` raise, and
     ResourceProviderNotFound after committing the prepared consumers.
     """
+    try:
+        _write_retrying(ctx, requests, retries)
+    except exception.InvalidAllocation:
+        metrics.allocation_write('capacity_refused')
+        raise
+    except (exception.ConcurrentUpdateDetected,
+            exception.ResourceProviderGenerationMismatch):
+        metrics.allocation_write('provider_generation_conflict')
+        raise
+    except (exception.ConsumerGenerationConflict,
+            exception.ConsumerGenerationMismatch):
+        metrics.allocation_write('consumer_generation_conflict')
+        raise
+    metrics.allocation_write('ok')
+
+
+def _write_retrying(ctx, requests, retries):
     for attempt in range(retries + 1):
         try:
             missing = _write_once(ctx, requests)
         except exception.ResourceProviderConcurrentUpdateDetected:
             if attempt == retries:
                 raise
+            metrics.retry('generation_race')
             LOG.debug('Provider generation race, retry %d of %d',
                       attempt + 1, retries)
             continue

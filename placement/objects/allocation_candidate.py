@@ -19,10 +19,12 @@ import collections
 import dataclasses
 import itertools
 import random
+import time
 import typing
 
 from placement.db import api as db_api
 from placement import exception
+from placement import metrics
 from placement.objects import candidate_search as search
 from placement.objects import provider_index
 from placement.objects import trait as trait_obj
@@ -106,10 +108,18 @@ class Result:
 EMPTY = Result([], {})
 
 
-@db_api.reader
 def find(ctx, request, options=Options(), rng=random):
     """Candidates for ``request``; raises ResourceClassNotFound or
     TraitNotFound for unknown names."""
+    started = time.perf_counter()
+    result = _find(ctx, request, options, rng)
+    metrics.candidates_found(len(result.candidates),
+                             time.perf_counter() - started)
+    return result
+
+
+@db_api.reader
+def _find(ctx, request, options, rng):
     index = provider_index.of(ctx.db)
     with index.lock:
         index.refresh(ctx.conn)

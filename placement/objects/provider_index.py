@@ -32,6 +32,7 @@ import sqlalchemy as sa
 
 from placement.db import changes
 from placement.db import tables
+from placement import metrics
 from placement.objects import aggregate as aggregate_obj
 from placement.objects import inventory as inventory_obj
 
@@ -117,10 +118,12 @@ class ProviderIndex:
             raise
 
     def _refresh(self, conn, clock):
+        started = time.perf_counter()
         log = changes.read(conn, self.version)
         now = clock()
-        if (log.provider_ids is None or self.loaded_at is None
-                or now - self.loaded_at > MAX_AGE):
+        full = (log.provider_ids is None or self.loaded_at is None
+                or now - self.loaded_at > MAX_AGE)
+        if full:
             self._clear()
             self._load(conn, None)
             self.loaded_at = now
@@ -138,6 +141,9 @@ class ProviderIndex:
         # Rows read after the log may be newer than its version; the
         # next refresh then reloads those providers once more.
         self.version = log.version
+        metrics.index_refreshed(
+            time.perf_counter() - started,
+            len(self.uuid) if full else len(log.provider_ids or ()), full)
 
     def _forget(self, provider):
         if provider not in self.uuid:

@@ -10,6 +10,7 @@ import itertools
 from oslo_policy import policy
 
 from placement.policies import api_rules
+from placement.policies import healthcheck
 
 _DEPRECATED_REASON = ('Placement moved to secure role-based defaults: '
                       'admin, service and project reader roles.')
@@ -59,4 +60,5 @@ BASE_RULES = [
 
 
 def list_rules():
-    return list(itertools.chain(BASE_RULES, api_rules.RULES))
+    return list(itertools.chain(BASE_RULES, api_rules.RULES,
+                                healthcheck.RULES))

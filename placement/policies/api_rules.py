@@ -74,6 +74,8 @@ _TABLE = [
      [('GET', '/allocation_candidates')]),
     ('placement:reshaper:reshape', 'rule:service_api',
      [('POST', '/reshaper')]),
+    ('placement:metrics:read', ADMIN_OR_SERVICE, [('GET', '/metrics')]),
+    ('placement:capacity:read', ADMIN_OR_SERVICE, [('GET', '/capacity')]),
 ]
 
 RULES = [

@@ -88,8 +88,10 @@ class GunicornServer:
     a context manager, or call ``start`` and ``stop``.
     """
 
-    def __init__(self, db_url, log_path, workers=3, environment=None):
+    def __init__(self, db_url, log_path, workers=3, environment=None,
+                 gunicorn_args=()):
         self.db_url = db_url
+        self.gunicorn_args = list(gunicorn_args)
         self.log_path = log_path
         self.workers = workers
         self.environment = environment or {}
@@ -125,7 +127,7 @@ class GunicornServer:
         return command + [
             '--workers', str(self.workers),
             '--bind', '127.0.0.1:%d' % self.port,
-            APPLICATION], env
+            *self.gunicorn_args, APPLICATION], env
 
     def start(self, timeout=120):
         """Start and wait until a worker answers."""

@@ -1,7 +1,10 @@
 """The service under a real gunicorn, configured by environment only."""
 
 import concurrent.futures
+import http.client
 import json
+import os
+import re
 import uuid
 
 import pytest
@@ -41,6 +44,9 @@ def test_policy_and_cors_from_environment(tmp_path, enforce_new_defaults):
         _s, headers, _b = server.request(
             'GET', '/', token=None, headers={'origin': 'http://ui.example'})
         assert headers['access-control-allow-origin'] == 'http://ui.example'
+    # The WSGI application warns at start that noauth2 trusts anyone.
+    log = (tmp_path / 'gunicorn.log').read_text(errors='replace')
+    assert 'auth_strategy = noauth2: requests are NOT authenticated' in log
 
 
 def test_many_workers_share_one_database(tmp_path):
@@ -84,3 +90,47 @@ def test_many_workers_share_one_database(tmp_path):
         assert body['resource_provider_generation'] == 1
         assert server.request(
             'GET', '/resource_providers/%s' % uuid.uuid4())[0] == 404
+
+
+def _readme_request_line_option():
+    """The ``--limit-request-line`` value of the README's gunicorn recipe."""
+    readme = os.path.join(os.path.dirname(__file__), '..', '..', '..',
+                          'README.rst')
+    with open(readme, encoding='utf-8') as f:
+        found = re.findall(r'gunicorn [^\n]*--limit-request-line (\d+)',
+                           f.read())
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _status_of_get(server, path):
+    # gunicorn's own 414 page is not JSON: read the status line only.
+    connection = http.client.HTTPConnection('127.0.0.1', server.port,
+                                            timeout=60)
+    try:
+        connection.request('GET', path, headers={
+            'x-auth-token': 'admin',
+            'openstack-api-version': 'placement latest'})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_readme_request_line_limit_fits_300_granular_groups(tmp_path):
+    # 300 groups of the bandwidth a neutron port asks for: ~23 KB.
+    query = '&'.join(
+        'resources%d=NET_BW_EGR_KILOBIT_PER_SEC:1000,'
+        'NET_BW_IGR_KILOBIT_PER_SEC:1000' % group
+        for group in range(1, 301))
+    path = '/allocation_candidates?%s&group_policy=none' % query
+    assert len(path) > 8190  # beyond any finite gunicorn limit
+    db_url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
+    with GunicornServer(db_url, tmp_path / 'default.log', workers=1) as server:
+        assert _status_of_get(server, path)[0] == 414
+    option = ['--limit-request-line', _readme_request_line_option()]
+    with GunicornServer(db_url, tmp_path / 'readme.log', workers=1,
+                        gunicorn_args=option) as server:
+        status, body = _status_of_get(server, path)
+    assert status == 200, body[:300]
+    assert json.loads(body)['allocation_requests'] == []

@@ -20,3 +20,10 @@ def test_overrides_stay_in_their_configuration():
     one.set_override('auth_strategy', 'noauth2', group='api')
     assert two.placement_database.connection is None
     assert two.api.auth_strategy == 'keystone'
+
+
+def test_metrics_overrides_stay_in_their_configuration():
+    one, two = _registered(), _registered()
+    one.set_override('enabled', False, group='metrics')
+    assert one.metrics.enabled is False
+    assert two.metrics.enabled is True

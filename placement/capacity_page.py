@@ -1,0 +1,177 @@
+"""The ``GET /capacity`` page: the fleet's capacity and usage as plots.
+
+One self-contained HTML document with inline SVG drawn here, no script
+and nothing loaded from elsewhere, so it works in a browser without
+network access: bars of usage against capacity per resource class, a
+heatmap of usage per aggregate and class, and bars of the fullest and
+emptiest root providers (the fullness of a tree is that of its fullest
+resource class).
+"""
+
+import datetime
+import html
+
+#: Rows shown in the aggregate heatmap and in each provider ranking.
+MAX_AGGREGATES = 30
+MAX_ROOTS = 10
+
+_WIDTH = 960
+_LABEL = 260
+_BAR = 520
+_ROW = 26
+
+_STYLE = """
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1000px;
+       color: #222; background: #fff; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+p.note { color: #555; font-size: 0.9em; }
+svg text { font-size: 13px; fill: #222; }
+svg text.cell { font-size: 11px; }
+"""
+
+
+def _e(value):
+    return html.escape(str(value), quote=True)
+
+
+def _fraction(capacity, used):
+    return used / capacity if capacity > 0 else (1.0 if used else 0.0)
+
+
+def _colour(fraction):
+    """Green when empty through yellow to red when full."""
+    hue = int(120 * (1 - min(max(fraction, 0.0), 1.0)))
+    return 'hsl(%d,70%%,45%%)' % hue
+
+
+def _short(text, limit=34):
+    text = str(text)
+    return text if len(text) <= limit else text[:limit - 1] + '\u2026'
+
+
+def _bars(rows, label_title):
+    """Horizontal bars: (label, capacity, used) per row."""
+    if not rows:
+        return '<p class="note">Nothing to show.</p>'
+    height = _ROW * len(rows) + 10
+    parts = ['<svg class="plot" role="img" width="%d" height="%d" '
+             'viewBox="0 0 %d %d" aria-label="%s">'
+             % (_WIDTH, height, _WIDTH, height, _e(label_title))]
+    for i, (label, capacity, used) in enumerate(rows):
+        y = i * _ROW + 4
+        fraction = _fraction(capacity, used)
+        width = int(_BAR * min(fraction, 1.0))
+        parts.append(
+            '<g><title>%s: %s of %s used</title>'
+            '<text x="%d" y="%d" text-anchor="end">%s</text>'
+            '<rect x="%d" y="%d" width="%d" height="18" fill="#e6e6e6"/>'
+            '<rect class="bar" x="%d" y="%d" width="%d" height="18" '
+            'fill="%s"/>'
+            '<text x="%d" y="%d">%s / %s (%.0f%%)</text></g>'
+            % (_e(label), used, capacity,
+               _LABEL - 8, y + 14, _e(_short(label)),
+               _LABEL, y, _BAR,
+               _LABEL, y, width, _colour(fraction),
+               _LABEL + _BAR + 8, y + 14, used, capacity, fraction * 100))
+    parts.append('</svg>')
+    return ''.join(parts)
+
+
+def _heatmap(by_aggregate):
+    """Aggregates (rows) by resource classes (columns), coloured by the
+    used fraction of the members' capacity."""
+    if not by_aggregate:
+        return '<p class="note">No provider is in an aggregate.</p>'
+    classes = sorted({rc for _agg, rc in by_aggregate})
+    capacity_of = {}
+    for (aggregate, _rc), (capacity, _used) in by_aggregate.items():
+        capacity_of[aggregate] = capacity_of.get(aggregate, 0) + capacity
+    aggregates = sorted(capacity_of, key=lambda a: (-capacity_of[a], a))
+    shown = aggregates[:MAX_AGGREGATES]
+    label = _LABEL + 50  # room for a whole aggregate uuid
+    cell = max(60, min(110, (_WIDTH - label) // max(len(classes), 1)))
+    width = label + cell * len(classes) + 10
+    height = 24 + _ROW * len(shown) + 10
+    parts = ['<svg class="plot" role="img" width="%d" height="%d" '
+             'viewBox="0 0 %d %d" aria-label="usage by aggregate">'
+             % (width, height, width, height)]
+    for j, rc in enumerate(classes):
+        parts.append('<text x="%d" y="16" text-anchor="middle">%s</text>'
+                     % (label + j * cell + cell // 2, _e(_short(rc, 14))))
+    for i, aggregate in enumerate(shown):
+        y = 24 + i * _ROW
+        parts.append('<text x="%d" y="%d" text-anchor="end">%s</text>'
+                     % (label - 8, y + 16, _e(aggregate)))
+        for j, rc in enumerate(classes):
+            entry = by_aggregate.get((aggregate, rc))
+            x = label + j * cell
+            if entry is None:
+                parts.append('<rect x="%d" y="%d" width="%d" height="22" '
+                             'fill="#f4f4f4"/>' % (x, y, cell - 2))
+                continue
+            capacity, used = entry
+            fraction = _fraction(capacity, used)
+            parts.append(
+                '<g><title>%s %s: %s of %s used</title>'
+                '<rect class="cell" x="%d" y="%d" width="%d" height="22" '
+                'fill="%s"/><text class="cell" x="%d" y="%d" '
+                'text-anchor="middle" style="fill:#fff">%.0f%%</text></g>'
+                % (_e(aggregate), _e(rc), used, capacity, x, y, cell - 2,
+                   _colour(fraction), x + cell // 2, y + 15,
+                   fraction * 100))
+    parts.append('</svg>')
+    hidden = len(aggregates) - len(shown)
+    if hidden > 0:
+        parts.append('<p class="note">%d smaller aggregates not shown.</p>'
+                     % hidden)
+    return ''.join(parts)
+
+
+def _rankings(by_root):
+    """(fullest, emptiest): rows of (label, capacity, used) of the
+    fullest class of each root provider."""
+    ranked = []
+    for (uuid, name), classes in by_root.items():
+        usable = [(rc, cap, used) for rc, (cap, used) in classes.items()
+                  if cap > 0 or used]
+        if not usable:
+            continue
+        rc, capacity, used = max(
+            usable, key=lambda item: (_fraction(item[1], item[2]), item[0]))
+        ranked.append((_fraction(capacity, used),
+                       '%s (%s)' % (name or uuid, rc), capacity, used))
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    fullest = [item[1:] for item in reversed(ranked[-MAX_ROOTS:])]
+    emptiest = [item[1:] for item in ranked[:MAX_ROOTS]]
+    return fullest, emptiest
+
+
+def render(snapshot, now=None):
+    """The whole page for a ``capacity.Snapshot``."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    by_class = snapshot.by_class()
+    fullest, emptiest = _rankings(snapshot.by_root())
+    providers = len({row.provider_uuid for row in snapshot.rows})
+    class_rows = [(rc, cap, used) for rc, (cap, used) in by_class.items()]
+    return ''.join([
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width">',
+        '<link rel="icon" href="data:,">',
+        '<title>Placement capacity</title><style>', _STYLE,
+        '</style></head><body>',
+        '<h1>Placement capacity</h1>',
+        '<p class="note">%d providers with inventory, %d resource '
+        'classes, %d aggregates; read %s UTC. Capacity is '
+        'int((total - reserved) &times; allocation_ratio).</p>'
+        % (providers, len(by_class), len(snapshot.aggregates),
+           now.strftime('%Y-%m-%d %H:%M:%S')),
+        '<h2 id="classes">Usage by resource class</h2>',
+        _bars(class_rows, 'usage by resource class'),
+        '<h2 id="aggregates">Usage by aggregate</h2>',
+        _heatmap(snapshot.by_aggregate()),
+        '<h2 id="fullest">Fullest root providers</h2>',
+        _bars(fullest, 'fullest root providers'),
+        '<h2 id="emptiest">Emptiest root providers</h2>',
+        _bars(emptiest, 'emptiest root providers'),
+        '</body></html>',
+    ])

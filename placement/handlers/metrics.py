@@ -1,0 +1,61 @@
+"""GET /metrics (Prometheus exposition) and GET /capacity (HTML page).
+
+Both read through policy like the API, except for token-less requests
+from ``[metrics] trusted_networks`` (``placement.metrics_access``), and
+both answer 404 when ``[metrics] enabled`` is False.
+"""
+
+from prometheus_client import exposition
+
+from placement import capacity_gauges
+from placement import capacity_page
+from placement import errors
+from placement import metrics
+from placement import metrics_access
+from placement.objects import capacity as capacity_obj
+from placement import util
+
+
+def _authorize(req, rule):
+    ctx = util.context(req)
+    if not ctx.config.metrics.enabled or metrics.active() is None:
+        raise errors.NotFound(vary=False)
+    if not metrics_access.trusted(req.environ):
+        ctx.can(rule)
+    return ctx
+
+
+def get_metrics(req):
+    """The process metrics of every worker, then the capacity gauges,
+    in the Prometheus text format (whatever Accept says)."""
+    ctx = _authorize(req, 'placement:metrics:read')
+    max_age = ctx.config.metrics.capacity_refresh_interval
+    capacity = capacity_gauges.rendered(
+        ctx.db.url, lambda: capacity_obj.snapshot(ctx, max_age), max_age)
+    response = req.response
+    response.status = 200
+    response.body = b''.join(
+        exposition.generate_latest(registry)
+        for registry in metrics.collectors()) + capacity
+    response.headers['Content-Type'] = exposition.CONTENT_TYPE_LATEST
+    response.headers['Cache-Control'] = 'no-store'
+    return response
+
+
+def get_capacity(req):
+    ctx = _authorize(req, 'placement:capacity:read')
+    max_age = ctx.config.metrics.capacity_refresh_interval
+    page = metrics.shared_cache('capacity-page', ctx.db.url).get(
+        lambda: capacity_page.render(
+            capacity_obj.snapshot(ctx, max_age)).encode('utf-8'),
+        max_age)
+    response = req.response
+    response.status = 200
+    response.body = page
+    response.content_type = 'text/html'
+    response.charset = 'utf-8'
+    response.headers['Cache-Control'] = 'no-store'
+    # The page is self-contained: nothing may be loaded from elsewhere.
+    response.headers['Content-Security-Policy'] = (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+    return response

@@ -1,0 +1,89 @@
+"""Count every request by route template, method, status and microversion.
+
+It wraps the whole stack, so requests refused before they reach a
+handler (authentication, microversion, malformed headers) are counted
+too. Paths are reduced to the route template of the route table
+(``/resource_providers/{uuid}``) or the health check's path; a path matching no route is counted
+under ``unmatched`` and a method outside the five HTTP methods the API
+uses as ``other``, so the number of series stays bounded whatever
+clients send.
+"""
+
+import re
+import time
+
+from placement import handler
+from placement import healthcheck
+from placement import metrics
+from placement import microversion
+
+_METHODS = frozenset(('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD',
+                      'OPTIONS'))
+
+
+def route_matcher(templates):
+    """A function from a path to the template of ``templates`` it
+    matches (path parameters match any non-empty segment), or
+    ``UNMATCHED_ROUTE``. One compiled alternation: a few microseconds,
+    where the dispatcher's mapper takes tens."""
+    templates = list(templates)
+    branches = []
+    for i, template in enumerate(templates):
+        parts = re.split(r'(\{[^}]+\})', template)
+        body = ''.join('[^/]+' if part.startswith('{') else re.escape(part)
+                       for part in parts)
+        branches.append('(?P<r%d>%s)' % (i, body))
+    pattern = re.compile('^(?:%s)$' % '|'.join(branches))
+
+    def match(path):
+        found = pattern.match(path or '/')
+        if found is None:
+            return metrics.UNMATCHED_ROUTE
+        return templates[int(found.lastgroup[1:])]
+    return match
+
+
+class RequestMetrics:
+    """WSGI middleware recording ``placement_http_requests_total``, the
+    duration histogram and the in-flight gauge."""
+
+    def __init__(self, application, recorded):
+        self.application = application
+        self.recorded = recorded
+        self.route = route_matcher(
+            list(handler.ROUTES) + [healthcheck.PATH])
+        # (counter, histogram) children by label values: looking them up
+        # through labels() costs more than recording.
+        self._children = {}
+
+    def _record(self, labels, seconds):
+        children = self._children.get(labels)
+        if children is None:
+            children = self._children.setdefault(labels, (
+                self.recorded.requests.labels(*labels),
+                self.recorded.duration.labels(*labels)))
+        children[0].inc()
+        children[1].observe(seconds)
+
+    def __call__(self, environ, start_response):
+        start = time.perf_counter()
+        in_flight = self.recorded.in_flight
+        in_flight.inc()
+        status = []
+
+        def _start_response(line, headers, exc_info=None):
+            status.append(line[:3])
+            return start_response(line, headers, exc_info)
+
+        try:
+            return self.application(environ, _start_response)
+        finally:
+            in_flight.dec()
+            method = environ.get('REQUEST_METHOD', '')
+            version = environ.get(microversion.ENVIRON_KEY)
+            self._record(
+                (self.route(environ.get('PATH_INFO')),
+                 method if method in _METHODS else 'other',
+                 status[-1] if status else '500',
+                 str(version) if version else 'none'),
+                time.perf_counter() - start)

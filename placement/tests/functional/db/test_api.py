@@ -1,0 +1,77 @@
+"""The transaction decorators when the database fails: bounded re-runs,
+and which failures mean "unavailable"."""
+
+import time
+
+import pytest
+from sqlalchemy import exc as sa_exc
+
+from placement import context
+from placement.db import api as db_api
+from placement import exception
+from placement.tests import fixtures
+
+
+def _lost_connection():
+    error = sa_exc.OperationalError(
+        'SELECT 1', {}, Exception('server closed the connection'))
+    error.connection_invalidated = True
+    return error
+
+
+def test_writer_reruns_on_a_dead_database_are_bounded(monkeypatch):
+    db, cleanup = fixtures.new_database()
+    attempts = []
+
+    @db_api.writer
+    def doomed(ctx):
+        attempts.append(time.monotonic())
+        raise _lost_connection()
+
+    try:
+        with pytest.raises(exception.DatabaseUnavailable):
+            doomed(context.AdminContext(db))
+        assert len(attempts) == db_api.MAX_RETRIES + 1
+        # And by time, whatever the count: a re-run only starts within
+        # the window.
+        monkeypatch.setattr(db_api, 'MAX_RETRIES', 10 ** 6)
+        monkeypatch.setattr(db_api, 'RETRY_WINDOW', 0.3)
+        attempts.clear()
+        with pytest.raises(exception.DatabaseUnavailable):
+            doomed(context.AdminContext(db))
+        assert attempts[-1] - attempts[0] < 0.3 + 0.5
+    finally:
+        cleanup()
+
+
+def test_reader_is_rerun_once_after_a_stale_connection():
+    db, cleanup = fixtures.new_database()
+    attempts = []
+
+    @db_api.reader
+    def stale_then_fine(ctx):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise _lost_connection()
+        return 'read'
+
+    try:
+        assert stale_then_fine(context.AdminContext(db)) == 'read'
+        assert len(attempts) == 2
+    finally:
+        cleanup()
+
+
+def test_statement_errors_are_not_unavailability():
+    db, cleanup = fixtures.new_database()
+
+    @db_api.reader
+    def broken(ctx):
+        ctx.conn.exec_driver_sql('SELECT nonsense FROM nowhere')
+
+    try:
+        with pytest.raises(sa_exc.DBAPIError) as caught:
+            broken(context.AdminContext(db))
+        assert not db_api.is_unavailable(caught.value)
+    finally:
+        cleanup()

@@ -1,0 +1,48 @@
+"""Route labels: the same templates the dispatcher routes by."""
+
+import routes
+
+from placement import handler
+from placement import metrics
+from placement import request_metrics
+
+UUID = '5ecd1b3a-7f37-4c2e-9bb5-2a3d7f1e9c01'
+PATHS = [
+    '/', '', '/resource_providers', '/resource_providers/',
+    '/resource_providers/%s' % UUID, '/resource_providers/x/y',
+    '/resource_providers/%s/inventories' % UUID,
+    '/resource_providers/%s/inventories/VCPU' % UUID,
+    '/resource_providers/%s/inventories/VCPU/more' % UUID,
+    '/resource_providers/%s/usages' % UUID,
+    '/resource_providers/%s/allocations' % UUID,
+    '/resource_providers/%s/aggregates' % UUID,
+    '/resource_providers/%s/traits' % UUID,
+    '/resource_providers//traits', '/traits', '/traits/CUSTOM_X',
+    '/allocation_candidates', '/resource_classes',
+    '/resource_classes/CUSTOM_GPU', '/allocations',
+    '/allocations/%s' % UUID, '/usages', '/reshaper', '/metrics',
+    '/capacity', '/capacity/x', '/nothing', '/traits/a.b%20c',
+    '/resource_providers/\u00e9',
+]
+
+
+def _dispatcher_route(path):
+    mapper = routes.Mapper()
+    mapper.minimization = False
+    for template in handler.ROUTES:
+        mapper.connect(template, template, _route=template)
+    match = mapper.match(path or '/')
+    return match['_route'] if match else metrics.UNMATCHED_ROUTE
+
+
+def test_labels_are_the_dispatchers_routes():
+    route = request_metrics.route_matcher(handler.ROUTES)
+    for path in PATHS:
+        assert route(path) == _dispatcher_route(path), path
+
+
+def test_every_route_is_reachable():
+    route = request_metrics.route_matcher(handler.ROUTES)
+    for template in handler.ROUTES:
+        path = template.replace('{', 'x').replace('}', '')
+        assert route(path) == template

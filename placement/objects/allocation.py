@@ -16,6 +16,7 @@ import typing
 import sqlalchemy as sa
 
 from placement.db import api as db_api
+from placement.db import batch
 from placement.db import changes
 from placement.db import tables
 from placement import exception
@@ -62,20 +63,19 @@ def prepare(ctx, requests):
             for consumer, request in zip(consumers, requests)]
 
 
-def missing_provider(ctx, writes):
-    """ResourceProviderNotFound for the first unknown provider ``writes``
-    name, or None.
+def known_providers(ctx, writes):
+    """(``provider_ids`` of ``writes``, None), or (None,
+    ResourceProviderNotFound for the first unknown provider).
 
-    Returned rather than raised: the caller's transaction then commits
-    the consumers it prepared, which the reference keeps when a request
-    names an unknown provider (see api-ref/behaviour-choices.rst, 'Orphan
-    consumers').
+    The error is returned rather than raised: the caller's transaction
+    then commits the consumers it prepared, which the reference keeps
+    when a request names an unknown provider (see
+    api-ref/behaviour-choices.rst, 'Orphan consumers').
     """
     try:
-        provider_ids(ctx, request_uuids(writes))
+        return provider_ids(ctx, request_uuids(writes)), None
     except exception.ResourceProviderNotFound as exc:
-        return exc
-    return None
+        return None, exc
 
 
 @db_api.reader
@@ -83,9 +83,9 @@ def provider_ids(ctx, uuids):
     """{uuid: id} for ``uuids``; ResourceProviderNotFound names the first
     unknown one (in the order given)."""
     uuids = list(dict.fromkeys(uuids))
-    found = dict(ctx.conn.execute(
-        sa.select(_RP.c.uuid, _RP.c.id).where(
-            _RP.c.uuid.in_([u for u in uuids if db_api.storable(u)]))).all())
+    found = dict(batch.select_in(
+        ctx.conn, sa.select(_RP.c.uuid, _RP.c.id), _RP.c.uuid,
+        [u for u in uuids if db_api.storable(u)]))
     for uuid in uuids:
         if uuid not in found:
             raise exception.ResourceProviderNotFound(uuid=uuid)
@@ -105,10 +105,11 @@ def _request_classes(writes):
 
 def _current_rows(ctx, consumer_uuids):
     """Existing allocations of the given consumers."""
-    return ctx.conn.execute(
+    return batch.select_in(
+        ctx.conn,
         sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
-                  _ALLOC.c.resource_class_id, _ALLOC.c.used)
-        .where(_ALLOC.c.consumer_id.in_(consumer_uuids))).all()
+                  _ALLOC.c.resource_class_id, _ALLOC.c.used),
+        _ALLOC.c.consumer_id, consumer_uuids)
 
 
 def _usages(ctx, rp_ids, rc_ids):
@@ -171,26 +172,8 @@ def _check_capacity(ctx, new_rows, rp_uuids, rc_names, replaced):
             raise exception.InvalidAllocationCapacityExceeded(**names)
 
 
-def _bump_consumer(ctx, consumer):
-    """Store the consumer's project/user/type and compare-and-set its
-    generation; ConsumerGenerationConflict if another write won."""
-    values = {'project_id': consumer.project_id,
-              'user_id': consumer.user_id,
-              'generation': consumer.generation + 1,
-              'updated_at': db_api.utcnow()}
-    if consumer.type_id is not consumer_obj.UNCHANGED:
-        values['consumer_type_id'] = consumer.type_id
-    result = ctx.conn.execute(
-        sa.update(_CONSUMERS)
-        .where(_CONSUMERS.c.id == consumer.id,
-               _CONSUMERS.c.generation == consumer.generation)
-        .values(values))
-    if result.rowcount != 1:
-        raise exception.ConsumerGenerationConflict()
-
-
 @db_api.writer
-def replace(ctx, writes):
+def replace(ctx, writes, rp_ids=None):
     """Replace the allocation sets of ``writes`` (ConsumerAllocations) in
     one transaction, as one request: capacity is checked for all of
     them together, and each provider's generation is bumped once.
@@ -199,10 +182,12 @@ def replace(ctx, writes):
     deleted; one that had none is left untouched. Raises
     ResourceClassNotFound, ResourceProviderNotFound, InvalidAllocation,
     ConsumerGenerationConflict or, when a provider generation moved,
-    ResourceProviderConcurrentUpdateDetected.
+    ResourceProviderConcurrentUpdateDetected. ``rp_ids`` are the
+    ``provider_ids`` of the writes when the caller already has them.
     """
     rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
-    rp_ids = provider_ids(ctx, request_uuids(writes))
+    if rp_ids is None:
+        rp_ids = provider_ids(ctx, request_uuids(writes))
     current = _current_rows(ctx, [w.consumer.uuid for w in writes])
     held = collections.defaultdict(set)
     replaced = collections.Counter()
@@ -217,10 +202,10 @@ def replace(ctx, writes):
         if not write.allocations:
             bumped |= held[write.consumer.uuid]
     generations = rp_obj.lock(ctx, bumped)
-    for write in touched:
-        _bump_consumer(ctx, write.consumer)
-    ctx.conn.execute(sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(
-        [w.consumer.uuid for w in touched])))
+    consumer_obj.bump_all(ctx, [write.consumer for write in touched])
+    for chunk in batch.chunks(w.consumer.uuid for w in touched):
+        ctx.conn.execute(sa.delete(_ALLOC).where(
+            _ALLOC.c.consumer_id.in_(chunk)))
     # Every provider that loses rows changes usage, also those a moved
     # consumer leaves, whose generation is not bumped (as in the reference);
     # those that gain rows are bumped, and so recorded, below.
@@ -245,17 +230,17 @@ def replace(ctx, writes):
             raise exception.ResourceProviderConcurrentUpdateDetected()
         rp_obj.increment_generation(ctx, rp, generations[rp])
     emptied = [w.consumer.id for w in touched if not w.allocations]
-    if emptied:
+    for chunk in batch.chunks(emptied):
         ctx.conn.execute(sa.delete(_CONSUMERS).where(
-            _CONSUMERS.c.id.in_(emptied)))
+            _CONSUMERS.c.id.in_(chunk)))
 
 
 @db_api.writer
 def _write_once(ctx, requests):
     writes = prepare(ctx, requests)
-    missing = missing_provider(ctx, writes)
+    rp_ids, missing = known_providers(ctx, writes)
     if missing is None:
-        replace(ctx, writes)
+        replace(ctx, writes, rp_ids)
     return missing
 
 

@@ -1,12 +1,17 @@
 """Consumers and the project, user and consumer-type records they name.
 
-A consumer is prepared before its allocations are written:
-its project, user and type are found or created, its generation is
-checked against the client's, and a new consumer record is created with
+Consumers are prepared before their allocations are written: their
+projects, users and types are found or created, their generations are
+checked against the clients', and new consumer records are created with
 generation 0 — in the transaction of the write, so a failed write leaves
 no record behind.
+
+A request may name thousands of consumers, so each step is a few
+set-based statements for all of them (chunked, see ``db.batch``), never
+statements per consumer.
 """
 
+import collections
 import dataclasses
 import typing
 
@@ -14,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import batch
 from placement.db import tables
 from placement import exception
 
@@ -42,33 +48,88 @@ class Consumer:
     created: bool
 
 
-def _external_id(ctx, table, value):
-    """Id of the row of ``table`` named ``value``, inserted if missing.
+def _read(ctx, column, others, values, every=False):
+    """{value: row of ``others``} of the rows whose ``column`` is one of
+    ``values``.
 
-    A concurrent insert of the same name is tolerated by re-reading.
+    The database may match a value to a row spelled differently (MySQL's
+    case- and accent-insensitive collations do). When it did, or with
+    ``every`` (each value is known to exist), the values left unmatched
+    are read one by one, as each would be alone.
+    """
+    select = sa.select(column, *others)
+    found = {row[0]: tuple(row[1:])
+             for row in batch.select_in(ctx.conn, select, column, values)}
+    if every or not found.keys() <= set(values):
+        for value in values:
+            if value not in found:
+                row = ctx.conn.execute(select.where(column == value)).first()
+                if row is not None:
+                    found[value] = tuple(row[1:])
+    return found
+
+
+def _external_ids(ctx, table, values):
+    """{value: id} of the rows of ``table`` named by ``values``, the
+    missing ones inserted.
+
+    Names a concurrent writer inserts at the same time are skipped by the
+    insert (``insert_missing``) and found by the second read.
     """
     column = table.c.name if 'name' in table.c else table.c.external_id
-    select = sa.select(table.c.id).where(column == value)
-    found = ctx.conn.execute(select).scalar()
-    if found is not None:
-        return found
-    db_api.insert_missing(ctx.conn, table, [
-        {column.name: value, 'created_at': db_api.utcnow()}])
-    return ctx.conn.execute(select).scalar_one()
+    values = sorted(set(values))
+    found = _read(ctx, column, [table.c.id], values)
+    missing = [value for value in values if value not in found]
+    if missing:
+        now = db_api.utcnow()
+        for chunk in batch.chunks(missing):
+            db_api.insert_missing(ctx.conn, table, [
+                {column.name: value, 'created_at': now} for value in chunk])
+        found.update(_read(ctx, column, [table.c.id], missing, every=True))
+    return {value: row[0] for value, row in found.items()}
 
 
-def _insert(ctx, uuid, project_id, user_id, type_id):
-    """Create the consumer record; None if another request just did."""
+def _stored(ctx, uuids, every=False):
+    """{uuid: (id, generation)} of the existing consumers among ``uuids``
+    (``every``: see ``_read``)."""
+    return _read(ctx, _CONSUMERS.c.uuid,
+                 [_CONSUMERS.c.id, _CONSUMERS.c.generation], uuids, every)
+
+
+def _insert_one(ctx, row):
+    """Create one consumer record; False if another request just did."""
     try:
         with ctx.conn.begin_nested():
-            return ctx.conn.execute(sa.insert(_CONSUMERS).values(
-                uuid=uuid, project_id=project_id, user_id=user_id,
-                consumer_type_id=type_id, generation=0,
-                created_at=db_api.utcnow())).inserted_primary_key[0]
+            ctx.conn.execute(sa.insert(_CONSUMERS).values(row))
     except sa_exc.IntegrityError as exc:
         if not db_api.is_duplicate(exc):
             raise
-        return None
+        return False
+    return True
+
+
+def _insert(ctx, rows):
+    """Create the consumer records ``rows`` (in uuid order, so concurrent
+    writers creating the same ones wait for each other instead of
+    deadlocking); return the uuids this transaction created.
+
+    Each chunk is one multi-row insert. If another request created one of
+    its consumers meanwhile, the chunk is redone row by row, so that the
+    records it created are told apart from the others.
+    """
+    created = set()
+    for chunk in batch.chunks(sorted(rows, key=lambda row: row['uuid'])):
+        try:
+            with ctx.conn.begin_nested():
+                ctx.conn.execute(sa.insert(_CONSUMERS), chunk)
+        except sa_exc.IntegrityError as exc:
+            if not db_api.is_duplicate(exc):
+                raise
+            created.update(row['uuid'] for row in chunk
+                           if _insert_one(ctx, row))
+        else:
+            created.update(row['uuid'] for row in chunk)
+    return created
 
 
 def _check_generation(stored, given):
@@ -89,30 +150,90 @@ def prepare(ctx, uuid, project, user, generation=UNCHECKED,
     ``generation`` is what the client believes (None: no such consumer),
     or UNCHECKED. Raises ConsumerGenerationMismatch.
     """
-    project_id = _external_id(ctx, tables.projects, project)
-    user_id = _external_id(ctx, tables.users, user)
-    type_id = UNCHANGED
-    if consumer_type is not UNCHANGED:
-        type_id = _external_id(ctx, tables.consumer_types, consumer_type)
-    select = sa.select(_CONSUMERS.c.id, _CONSUMERS.c.generation).where(
-        _CONSUMERS.c.uuid == uuid)
-    row = ctx.conn.execute(select).first()
-    created = False
-    if row is None:
-        _check_generation(None, generation)
-        new_id = _insert(ctx, uuid, project_id, user_id,
-                         None if type_id is UNCHANGED else type_id)
-        created = new_id is not None
-        row = ctx.conn.execute(select).first()
-    if not created:
-        _check_generation(row.generation, generation)
-    return Consumer(id=row.id, uuid=uuid, project_id=project_id,
-                    user_id=user_id, type_id=type_id,
-                    generation=row.generation, created=created)
+    return prepare_all(ctx, [dict(
+        uuid=uuid, project=project, user=user, generation=generation,
+        consumer_type=consumer_type)])[0]
 
 
 @db_api.writer
 def prepare_all(ctx, requests):
     """``prepare`` every dict of keyword arguments in ``requests`` in one
-    transaction (the caller's, when there is one)."""
-    return [prepare(ctx, **request) for request in requests]
+    transaction (the caller's, when there is one), with a few statements
+    for all of them.
+
+    Generations are checked in request order: the first consumer whose
+    generation is not the client's raises ConsumerGenerationMismatch.
+    """
+    requests = [dict({'generation': UNCHECKED, 'consumer_type': UNCHANGED},
+                     **request) for request in requests]
+    projects = _external_ids(ctx, tables.projects,
+                             [r['project'] for r in requests])
+    users = _external_ids(ctx, tables.users, [r['user'] for r in requests])
+    types = _external_ids(ctx, tables.consumer_types, [
+        r['consumer_type'] for r in requests
+        if r['consumer_type'] is not UNCHANGED])
+    uuids = list(dict.fromkeys(r['uuid'] for r in requests))
+    stored = _stored(ctx, uuids)
+    for request in requests:
+        existing = stored.get(request['uuid'])
+        _check_generation(None if existing is None else existing[1],
+                          request['generation'])
+    new = {}
+    for request in requests:
+        uuid = request['uuid']
+        if uuid in stored or uuid in new:
+            continue
+        type_id = request['consumer_type']
+        new[uuid] = {
+            'uuid': uuid, 'project_id': projects[request['project']],
+            'user_id': users[request['user']],
+            'consumer_type_id': (None if type_id is UNCHANGED
+                                 else types[type_id]),
+            'generation': 0, 'created_at': db_api.utcnow()}
+    created = _insert(ctx, new.values()) if new else set()
+    if new:
+        stored.update(_stored(ctx, list(new), every=True))
+    consumers = []
+    for request in requests:
+        uuid = request['uuid']
+        if uuid not in stored:
+            # Created and deleted again by others since read above.
+            raise exception.ConsumerGenerationConflict()
+        id_, generation = stored[uuid]
+        if uuid in new and uuid not in created:
+            # Created by a concurrent request since read above.
+            _check_generation(generation, request['generation'])
+        type_name = request['consumer_type']
+        consumers.append(Consumer(
+            id=id_, uuid=uuid, project_id=projects[request['project']],
+            user_id=users[request['user']],
+            type_id=UNCHANGED if type_name is UNCHANGED else types[type_name],
+            generation=generation, created=uuid in created))
+    return consumers
+
+
+def bump_all(ctx, consumers):
+    """Store each consumer's project/user/type and compare-and-set its
+    generation, one statement per chunk of consumers sharing those values;
+    ConsumerGenerationConflict if another write won any of them."""
+    groups = collections.defaultdict(list)
+    for consumer in consumers:
+        groups[consumer.project_id, consumer.user_id, consumer.type_id,
+               consumer.generation].append(consumer.id)
+    now = db_api.utcnow()
+    # Sorted so that writers updating the same consumers take their row
+    # locks in the same order.
+    for (project_id, user_id, type_id, generation), ids in sorted(
+            groups.items(), key=lambda item: min(item[1])):
+        values = {'project_id': project_id, 'user_id': user_id,
+                  'generation': generation + 1, 'updated_at': now}
+        if type_id is not UNCHANGED:
+            values['consumer_type_id'] = type_id
+        for chunk in batch.chunks(sorted(set(ids))):
+            result = ctx.conn.execute(
+                sa.update(_CONSUMERS)
+                .where(_CONSUMERS.c.id.in_(chunk),
+                       _CONSUMERS.c.generation == generation)
+                .values(values))
+            if result.rowcount != len(chunk):
+                raise exception.ConsumerGenerationConflict()

@@ -19,7 +19,7 @@ def _reshape(ctx, inventories, requests):
         if locked.get(provider.id) != generation:
             raise exception.ResourceProviderConcurrentUpdateDetected()
     writes = alloc_obj.prepare(ctx, requests)
-    missing = alloc_obj.missing_provider(ctx, writes)
+    rp_ids, missing = alloc_obj.known_providers(ctx, writes)
     if missing is not None:
         return missing
     # Interim: current and new inventory together, so allocations can
@@ -29,7 +29,7 @@ def _reshape(ctx, inventories, requests):
             current = {inventory.resource_class: inventory.record()
                        for inventory in inv_obj.get_all(ctx, provider)}
             inv_obj.replace_all(ctx, provider, {**current, **records})
-    alloc_obj.replace(ctx, writes)
+    alloc_obj.replace(ctx, writes, rp_ids)
     for provider, records, _generation in inventories:
         inv_obj.replace_all(ctx, provider, records)
     return None

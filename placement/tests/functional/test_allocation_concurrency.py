@@ -223,3 +223,52 @@ def test_one_of_many_deletes_of_the_same_consumer_wins(server, provider):
         responses, server.errors())
     assert client.checked('GET', path)['allocations'] == {}
     client.close()
+
+
+def test_posts_creating_the_same_new_consumers_race_without_5xx(
+        server, provider):
+    """Racers POST the same 60 new consumers (half of them in reverse
+    order; on a database server all racers insert them at once) of a
+    project and user nobody has used yet: one wins, the others are
+    refused on the consumer generation, none fails."""
+    client = placement_http.Client(server.url)
+    consumers = [str(uuid.uuid4()) for _ in range(60)]
+    project = 'race-%s' % uuid.uuid4().hex[:8]
+    states = [allocation_ledger.ConsumerState({provider: {'VCPU': 1}},
+                                              project)] * CLIENTS
+    orders = [consumers, consumers[::-1]]
+    responses = _race(server.url, [
+        ('POST', '/allocations',
+         {c: allocation_ledger.allocation_body(state, None)
+          for c in orders[i % 2]})
+        for i, state in enumerate(states)])
+
+    _one_winner(responses, server)
+    for consumer in consumers:
+        assert allocation_ledger.read_consumer(
+            client, consumer) == states[0]
+    usages = client.checked('GET', '/usages?project_id=%s' % project)
+    assert usages['usages'] == {
+        'INSTANCE': {'VCPU': 60, 'consumer_count': 60}}
+    client.close()
+
+
+def test_posts_creating_the_same_project_and_user_all_succeed(
+        server, provider):
+    """Racers each create their own new consumers of one new project and
+    user: every write lands, and the project and user exist once."""
+    client = placement_http.Client(server.url)
+    project = 'shared-%s' % uuid.uuid4().hex[:8]
+    state = allocation_ledger.ConsumerState({provider: {'VCPU': 1}}, project)
+    responses = _race(server.url, [
+        ('POST', '/allocations',
+         {str(uuid.uuid4()): allocation_ledger.allocation_body(state, None)
+          for _ in range(5)})
+        for _ in range(CLIENTS)])
+
+    assert [r.status for r in responses] == [204] * CLIENTS, (
+        responses, server.errors())
+    usages = client.checked('GET', '/usages?project_id=%s' % project)
+    assert usages['usages'] == {
+        'INSTANCE': {'VCPU': 5 * CLIENTS, 'consumer_count': 5 * CLIENTS}}
+    client.close()

@@ -177,3 +177,20 @@ def test_reshape_checks_emptied_provider_generation_in_transaction(
     with pytest.raises(exception.ConcurrentUpdateDetected):
         reshaper_obj.reshape(ctx, [(provider, {}, stale)], [])
     assert inv_obj.get_all(ctx, provider)
+
+
+def test_providers_are_looked_up_once_per_write(ctx, provider):
+    """The unknown-provider check and the write share one lookup of the
+    providers by uuid."""
+    sent = []
+
+    def seen(_conn, _cursor, statement, *_args):
+        sent.append(' '.join(statement.split()))
+    sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
+    try:
+        _write(ctx, provider, {str(uuid.uuid4()): 1})
+    finally:
+        sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
+    lookups = [s for s in sent if s.startswith(
+        'SELECT resource_providers.uuid, resource_providers.id ')]
+    assert len(lookups) == 1, sent

@@ -163,3 +163,50 @@ def test_version_sync_and_stamp(tmp_path, capsys):
                 'db', 'stamp', '422ece571366')[0] == 0
     assert _run(manage.main, config, capsys, 'db', 'version') == (
         0, '422ece571366\n')
+
+
+@pytest.fixture
+def fresh_config_file(tmp_path):
+    """A configuration naming an empty database of this test's own (the
+    shared one of ``database`` must keep its schema)."""
+    path = tmp_path / 'fresh.conf'
+    url = fixtures.fresh_database_url(tmp_path, 'cmd_downgrade')
+    path.write_text('[placement_database]\nconnection = %s\n' % url)
+    return str(path)
+
+
+def test_downgrade_to_upstream_head_and_back(fresh_config_file, capsys):
+    assert _run(manage.main, fresh_config_file, capsys, 'db', 'sync') == (
+        0, '')
+    assert _run(manage.main, fresh_config_file, capsys,
+                'db', 'downgrade', 'a082b8bb98d0') == (0, 'a082b8bb98d0\n')
+    assert _run(manage.main, fresh_config_file, capsys,
+                'db', 'version') == (0, 'a082b8bb98d0\n')
+    assert _run(manage.main, fresh_config_file, capsys, 'db', 'sync') == (
+        0, '')
+    assert _run(manage.main, fresh_config_file, capsys,
+                'db', 'version') == (0, 'dabfd9010ed6\n')
+
+
+@pytest.mark.parametrize('current, revision, message', [
+    ('head', 'cafe', "unknown revision 'cafe'"),
+    ('head', '422ece571366',
+     'cannot downgrade below a082b8bb98d0 (upstream Placement 16.0.0)'),
+    ('a082b8bb98d0', 'dabfd9010ed6',
+     'revision dabfd9010ed6 is not below the current revision '
+     'a082b8bb98d0'),
+])
+def test_downgrade_refusal_is_one_line_and_exit_1(
+        fresh_config_file, capsys, current, revision, message):
+    assert _run(manage.main, fresh_config_file, capsys, 'db', 'sync')[0] == 0
+    if current != 'head':
+        _run(manage.main, fresh_config_file, capsys,
+             'db', 'downgrade', current)
+    code = manage.main(['--config-file', fresh_config_file,
+                        'db', 'downgrade', revision])
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, '')
+    assert err == 'placement-manage: db downgrade: %s\n' % message
+    expected = 'dabfd9010ed6' if current == 'head' else current
+    assert _run(manage.main, fresh_config_file, capsys,
+                'db', 'version') == (0, expected + '\n')

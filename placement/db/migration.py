@@ -138,7 +138,8 @@ def downgrade(db, revision):
 
     Refuses (DowngradeRefused) an unknown revision, one that is not below
     the current one, and one below ``downgrade_floor()``. Asking for the
-    current revision changes nothing.
+    current revision changes nothing. See api-ref/behaviour-choices.rst,
+    'What db downgrade removes'.
     """
     with _locked_connection(db) as conn:
         target = _check_downgrade(conn, revision)

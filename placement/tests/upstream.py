@@ -2,10 +2,10 @@
 
 The upgrade and rollback tests need the real upstream release on the
 same database as ours. It lives in a virtualenv of its own, created on
-first use (PyPI access needed, about two minutes) and reused afterwards:
-``$PLACEMENT_TEST_UPSTREAM_VENV``, else
-``$XDG_CACHE_HOME/placement-tests/upstream-16.0.0`` (``~/.cache`` when
-unset). It is only ever used through its commands and over HTTP, always
+first use (PyPI access needed, about two minutes) and reused afterwards
+in ``$XDG_CACHE_HOME/placement-tests/upstream-16.0.0`` (``~/.cache`` when
+unset). ``$PLACEMENT_TEST_UPSTREAM_VENV`` names an existing one instead,
+which is used as it is. It is only ever used through its commands and over HTTP, always
 from a directory outside any checkout, with no ``PYTHONPATH``, so that it
 never imports our ``placement`` package.
 """
@@ -67,6 +67,8 @@ def _run(command, cwd, timeout):
 
 def _check(venv, cwd):
     """Fail unless the venv imports the released package from itself."""
+    if not os.path.exists(os.path.join(venv, 'bin', 'python')):
+        raise Unavailable('%s has no bin/python' % venv)
     found = _run([os.path.join(venv, 'bin', 'python'), '-c',
                   'import importlib.metadata, placement\n'
                   'print(importlib.metadata.version("openstack-placement"),'
@@ -83,19 +85,31 @@ def ensure_venv(workdir):
     Parallel test processes wait for the one that creates it.
     """
     venv = os.path.abspath(venv_path())
+    if os.environ.get(VENV_ENV):
+        # Someone else's virtualenv: used as it is, never made or removed.
+        _check(venv, workdir)
+        return venv
     os.makedirs(os.path.dirname(venv), exist_ok=True)
     with open(venv + '.lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(os.path.join(venv, _READY)):
-            # A half-made one (interrupted run) is started over.
-            shutil.rmtree(venv, ignore_errors=True)
-            _run(['sh', os.path.join(_CHECKOUT, 'tools', 'make-venv.sh'),
-                  venv], workdir, INSTALL_TIMEOUT)
-            _run([os.path.join(venv, 'bin', 'pip'), 'install', '-q',
-                  '--disable-pip-version-check'] + list(PACKAGES),
-                 workdir, INSTALL_TIMEOUT)
-            _check(venv, workdir)
-            open(os.path.join(venv, _READY), 'w').close()
+        if os.path.exists(os.path.join(venv, _READY)):
+            try:
+                _check(venv, workdir)
+                return venv
+            except Unavailable:
+                pass  # e.g. its Python was upgraded: make it again
+        # A half-made one (interrupted run) is started over.
+        shutil.rmtree(venv, ignore_errors=True)
+        _run(['sh', os.path.join(_CHECKOUT, 'tools', 'make-venv.sh'),
+              venv], workdir, INSTALL_TIMEOUT)
+        # Few, short retries: without PyPI the test should be skipped
+        # quickly, not after pip's default minutes of retrying.
+        _run([os.path.join(venv, 'bin', 'pip'), 'install', '-q',
+              '--disable-pip-version-check', '--retries', '2',
+              '--timeout', '20'] + list(PACKAGES),
+             workdir, INSTALL_TIMEOUT)
+        _check(venv, workdir)
+        open(os.path.join(venv, _READY), 'w').close()
     return venv
 
 

@@ -51,7 +51,7 @@ def upstream_venv(tmp_path_factory):
     try:
         return upstream.ensure_venv(str(tmp_path_factory.mktemp('upvenv')))
     except upstream.Unavailable as exc:
-        reason = 'upstream Placement %s cannot be installed in %s: %s' % (
+        reason = 'upstream Placement %s unavailable in %s: %s' % (
             upstream.VERSION, upstream.venv_path(), exc)
         if os.environ.get('REQUIRE_DB') == '1':
             pytest.fail(reason)

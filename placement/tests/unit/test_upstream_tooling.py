@@ -32,3 +32,14 @@ def test_upstream_processes_get_none_of_our_settings(monkeypatch):
     assert 'PYTHONPATH' not in env
     assert 'OS_PLACEMENT_DATABASE__CONNECTION' not in env
     assert env['OS_API__AUTH_STRATEGY'] == 'noauth2'
+
+
+def test_a_named_virtualenv_is_checked_never_replaced(tmp_path,
+                                                      monkeypatch):
+    named = tmp_path / 'theirs'
+    named.mkdir()
+    (named / 'keep').write_text('x')
+    monkeypatch.setenv(upstream.VENV_ENV, str(named))
+    with pytest.raises(upstream.Unavailable):
+        upstream.ensure_venv(str(tmp_path))
+    assert (named / 'keep').read_text() == 'x'

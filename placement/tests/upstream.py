@@ -183,12 +183,17 @@ def serving(server):
         server.stop()
 
 
-def our_manage(config_file, *args):
-    """Our ``placement-manage`` in a subprocess, like an operator runs it:
+def our_command(tool, config_file, *args):
+    """Our ``placement-manage`` or ``placement-status`` (``tool``: the
+    module in ``placement.cmd``) in a subprocess, as an operator runs it:
     (exit code, stdout, stderr)."""
     done = subprocess.run(
-        [sys.executable, '-m', 'placement.cmd.manage',
+        [sys.executable, '-m', 'placement.cmd.' + tool,
          '--config-file', config_file] + list(args),
         env=clean_env({'PYTHONPATH': _CHECKOUT}), cwd=_CHECKOUT,
         capture_output=True, text=True, timeout=300)
     return done.returncode, done.stdout, done.stderr
+
+
+def our_manage(config_file, *args):
+    return our_command('manage', config_file, *args)

@@ -230,6 +230,8 @@ def test_upstream_database_taken_over_and_handed_back(
     assert upstream.our_manage(conf, 'db', 'sync')[0] == 0
     assert upstream.our_manage(conf, 'db', 'version')[1] == (
         migration.head() + '\n')
+    status = upstream.our_command('status', conf, 'upgrade', 'check')
+    assert status[0] == 0, status
     with upstream.serving(our_server('ours-1.log')) as server:
         assert_same(snapshot(server), before, 'ours after db sync')
         write_through_us(server)

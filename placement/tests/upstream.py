@@ -5,9 +5,9 @@ same database as ours. It lives in a virtualenv of its own, created on
 first use (PyPI access needed, about two minutes) and reused afterwards
 in ``$XDG_CACHE_HOME/placement-tests/upstream-16.0.0`` (``~/.cache`` when
 unset). ``$PLACEMENT_TEST_UPSTREAM_VENV`` names an existing one instead,
-which is used as it is. It is only ever used through its commands and over HTTP, always
-from a directory outside any checkout, with no ``PYTHONPATH``, so that it
-never imports our ``placement`` package.
+which is used as it is. Upstream is only ever used through its commands
+and over HTTP, always from a directory outside any checkout, with no
+``PYTHONPATH``, so that it never imports our ``placement`` package.
 """
 
 import contextlib

@@ -25,6 +25,16 @@ def _db_version(conf, db):
     return 0
 
 
+def _db_downgrade(conf, db):
+    try:
+        reached = migration.downgrade(db, conf.command.version)
+    except migration.DowngradeRefused as exc:
+        print('placement-manage: db downgrade: %s' % exc, file=sys.stderr)
+        return 1
+    print(reached)
+    return 0
+
+
 def _db_stamp(conf, db):
     migration.stamp(db, conf.command.version)
     return 0
@@ -90,6 +100,13 @@ def _add_db_commands(subparsers):
                                    'revision.').set_defaults(func=_db_sync)
     db_sub.add_parser('version', help='Print the current schema revision.'
                       ).set_defaults(func=_db_version)
+    down = db_sub.add_parser(
+        'downgrade', help='Undo the migrations above a revision, at '
+                          'the lowest %s (upstream Placement 16.0.0); '
+                          'stop the service first.'
+                          % migration.downgrade_floor())
+    down.add_argument('version', help='Revision id to go down to.')
+    down.set_defaults(func=_db_downgrade)
     stamp = db_sub.add_parser('stamp', help='Record a revision without '
                                             'running migrations.')
     stamp.add_argument('version', help='Revision id, or "head".')

@@ -43,6 +43,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
 from placement.db import changes
+from placement.db import tables
 from placement import exception
 from placement import metrics
 
@@ -64,6 +65,13 @@ _MYSQL_RETRY_CODES = {1205, 1213}
 # Messages of sqlite3 errors that mean the file cannot be used now.
 _SQLITE_UNAVAILABLE = ('unable to open database', 'database is locked',
                        'disk i/o error', 'database or disk is full')
+# Tables only our migrations create: missing, they mean the schema was
+# taken back down to upstream's (placement-manage db downgrade) under a
+# running worker. "Undefined table" in PostgreSQL and MySQL.
+_OUR_TABLES = (tables.provider_change_counter.name,
+               tables.provider_changes.name)
+_PG_UNDEFINED_TABLE = '42P01'
+_MYSQL_NO_SUCH_TABLE = 1146
 
 
 def utcnow():
@@ -231,7 +239,8 @@ def is_unavailable(exc):
 
     Operational errors (server down, refusing or dropping connections,
     shutting down, out of resources, lock timeouts) and interface errors
-    on a closed connection are; so is a pool with no connection to give.
+    on a closed connection are; so is a pool with no connection to give,
+    and a schema handed back to upstream's under a running worker.
     Errors of the statement itself (integrity, programming, data) are not.
     """
     if isinstance(exc, sa_exc.TimeoutError):
@@ -240,11 +249,28 @@ def is_unavailable(exc):
         return False
     if exc.connection_invalidated:
         return True
+    if _lacks_our_tables(exc):
+        return True
     if type(exc.orig).__module__ == 'sqlite3':
         # sqlite3 reports bad SQL as OperationalError too.
         text = str(exc.orig).lower()
         return any(sign in text for sign in _SQLITE_UNAVAILABLE)
     return isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError))
+
+
+def _lacks_our_tables(exc):
+    """True if the statement failed on a missing change-log table: the
+    database has been handed back to upstream's schema (see
+    api-ref/behaviour-choices.rst, 'What db downgrade removes')."""
+    orig = exc.orig
+    args = getattr(orig, 'args', ())
+    missing = (
+        getattr(orig, 'pgcode', None) == _PG_UNDEFINED_TABLE
+        or getattr(orig, 'sqlstate', None) == _PG_UNDEFINED_TABLE
+        or (args and args[0] == _MYSQL_NO_SUCH_TABLE)
+        or (type(orig).__module__ == 'sqlite3'
+            and str(orig).startswith('no such table')))
+    return bool(missing) and any(name in str(orig) for name in _OUR_TABLES)
 
 
 def describe_failure(exc):

@@ -1,4 +1,4 @@
-"""Schema migrations: upgrade to head, report and stamp the revision.
+"""Schema migrations: upgrade, downgrade, report and stamp the revision.
 
 Every operation runs on one connection holding a database-wide lock, so
 several API workers (or a worker and ``placement-manage``) may start
@@ -28,11 +28,17 @@ def _alembic_config(conn):
     return config
 
 
+class DowngradeRefused(Exception):
+    """A downgrade that would not run, with the one-line reason."""
+
+
+def _scripts():
+    return alembic_script.ScriptDirectory.from_config(_alembic_config(None))
+
+
 def head():
     """The newest revision id known to this code."""
-    directory = alembic_script.ScriptDirectory.from_config(
-        _alembic_config(None))
-    return directory.get_current_head()
+    return _scripts().get_current_head()
 
 
 @contextlib.contextmanager
@@ -72,10 +78,74 @@ def version(db):
         return _current(conn)
 
 
+def downgrade_floor():
+    """The oldest revision ``downgrade`` can reach.
+
+    Only revisions we added on top of upstream's schema can be undone
+    (upstream's own revisions have no way down): the floor is the parent
+    of the oldest revision in the unbroken run of downgradable ones below
+    head, i.e. upstream Placement 16.0.0's head ``a082b8bb98d0``.
+    """
+    floor = head()
+    for script in _scripts().walk_revisions():  # head first
+        if not hasattr(script.module, 'downgrade'):
+            break
+        floor = script.down_revision
+    return floor
+
+
+def _lineage(scripts, revision):
+    """``revision`` and every revision below it, as ids."""
+    return [s.revision for s in scripts.iterate_revisions(revision, 'base')]
+
+
+def _check_downgrade(conn, revision):
+    """The full id of the downgrade target, or DowngradeRefused."""
+    scripts = _scripts()
+    floor = downgrade_floor()
+    if revision == 'base':
+        raise DowngradeRefused('cannot downgrade below %s (upstream '
+                               'Placement 16.0.0)' % floor)
+    try:
+        target = scripts.get_revision(revision).revision
+    except Exception:  # unknown, ambiguous or malformed
+        raise DowngradeRefused('unknown revision %r' % revision)
+    current = _current(conn)
+    if current is None:
+        raise DowngradeRefused('the database has no schema revision')
+    try:
+        below_current = _lineage(scripts, current)
+    except Exception:
+        raise DowngradeRefused('the current revision %s is unknown to '
+                               'this version of placement' % current)
+    if target not in below_current:
+        raise DowngradeRefused('revision %s is not below the current '
+                               'revision %s' % (target, current))
+    if target != floor and target in _lineage(scripts, floor):
+        raise DowngradeRefused('cannot downgrade below %s (upstream '
+                               'Placement 16.0.0)' % floor)
+    return target
+
+
 def upgrade(db, revision='head'):
     """Bring the schema to ``revision`` (default: the latest)."""
     with _locked_connection(db) as conn:
         command.upgrade(_alembic_config(conn), revision)
+
+
+def downgrade(db, revision):
+    """Bring the schema down to ``revision``; return the revision reached.
+
+    Refuses (DowngradeRefused) an unknown revision, one that is not below
+    the current one, and one below ``downgrade_floor()``. Asking for the
+    current revision changes nothing. See api-ref/behaviour-choices.rst,
+    'What db downgrade removes'.
+    """
+    with _locked_connection(db) as conn:
+        target = _check_downgrade(conn, revision)
+        if target != _current(conn):
+            command.downgrade(_alembic_config(conn), target)
+        return target
 
 
 def stamp(db, revision):

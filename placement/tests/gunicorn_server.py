@@ -88,6 +88,10 @@ class GunicornServer:
     a context manager, or call ``start`` and ``stop``.
     """
 
+    #: Working directory of gunicorn (None: ours), which it puts on
+    #: ``sys.path``: another installation must start outside the checkout.
+    cwd = None
+
     def __init__(self, db_url, log_path, workers=3, environment=None,
                  gunicorn_args=()):
         self.db_url = db_url
@@ -135,7 +139,7 @@ class GunicornServer:
         with open(self.log_path, 'ab') as log:
             self._process = subprocess.Popen(
                 command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+                start_new_session=True, cwd=self.cwd)
         deadline = time.monotonic() + timeout
         client = placement_http.Client(self.url, timeout=10)
         try:

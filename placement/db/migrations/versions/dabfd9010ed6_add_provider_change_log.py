@@ -34,3 +34,10 @@ def upgrade():
                   nullable=False, autoincrement=False),
         sa.Column('resource_provider_id', sa.Integer, primary_key=True,
                   nullable=False, autoincrement=False))
+
+
+def downgrade():
+    # Back to upstream's head schema: both tables are ours alone and
+    # nothing else refers to them.
+    op.drop_table('provider_changes')
+    op.drop_table('provider_change_counter')

@@ -2,6 +2,7 @@
 
 from alembic import migration as alembic_migration
 from alembic.autogenerate import compare_metadata
+import pytest
 import sqlalchemy as sa
 
 from placement.db import api as db_api
@@ -81,5 +82,113 @@ def test_stamp_records_revision_without_migrating(tmp_path):
         with db.engine.connect() as conn:
             names = sa.inspect(conn).get_table_names()
             assert 'resource_providers' not in names
+    finally:
+        db.dispose()
+
+
+def _schema(db):
+    """Tables with their columns, indexes, unique and foreign keys."""
+    with db.engine.connect() as conn:
+        inspector = sa.inspect(conn)
+        found = {}
+        for table in inspector.get_table_names():
+            found[table] = (
+                sorted((c['name'], str(c['type']), c['nullable'])
+                       for c in inspector.get_columns(table)),
+                sorted((i['name'], tuple(i['column_names']), i['unique'])
+                       for i in inspector.get_indexes(table)),
+                sorted((tuple(u['column_names']))
+                       for u in inspector.get_unique_constraints(table)),
+                sorted((tuple(f['constrained_columns']), f['referred_table'])
+                       for f in inspector.get_foreign_keys(table)))
+        return found
+
+
+def _second_empty_database(tmp_path):
+    url = fixtures.server_url()
+    if url is None:
+        return db_api.Database('sqlite:///%s' % (tmp_path / 'm2.sqlite'))
+    return db_api.Database(
+        fixtures.create_server_database(url, purpose='migrations2'))
+
+
+def test_downgrade_floor_is_upstream_head():
+    assert migration.downgrade_floor() == 'a082b8bb98d0'
+
+
+def test_downgrade_restores_exactly_the_upstream_head_schema(tmp_path):
+    ours, upstream = _empty_database(tmp_path), _second_empty_database(
+        tmp_path)
+    try:
+        migration.upgrade(upstream, 'a082b8bb98d0')
+        migration.upgrade(ours)
+        with ours.engine.begin() as conn:
+            conn.execute(sa.insert(tables.resource_providers).values(
+                id=1, uuid='11111111-1111-1111-1111-111111111111',
+                name='kept', generation=3, root_provider_id=1))
+            conn.execute(sa.insert(tables.provider_changes).values(
+                version=1, resource_provider_id=1))
+        assert migration.downgrade(ours, 'a082b8bb98d0') == 'a082b8bb98d0'
+        assert migration.version(ours) == 'a082b8bb98d0'
+        assert _schema(ours) == _schema(upstream)
+        with ours.engine.connect() as conn:
+            assert conn.execute(sa.select(
+                tables.resource_providers.c.name,
+                tables.resource_providers.c.generation)).all() == [
+                    ('kept', 3)]
+        # And up again: the change log starts afresh.
+        migration.upgrade(ours)
+        assert migration.version(ours) == migration.head()
+        assert _counter_rows(ours) == [(1, 0, 0)]
+    finally:
+        ours.dispose()
+        upstream.dispose()
+
+
+def test_downgrade_to_the_current_revision_changes_nothing(tmp_path):
+    db = _empty_database(tmp_path)
+    try:
+        migration.upgrade(db)
+        assert migration.downgrade(db, 'head') == migration.head()
+        assert _counter_rows(db) == [(1, 0, 0)]
+    finally:
+        db.dispose()
+
+
+@pytest.mark.parametrize('revision, current, reason', [
+    ('nosuchrev', 'head', "unknown revision 'nosuchrev'"),
+    ('422ece571366', 'head', 'cannot downgrade below a082b8bb98d0'),
+    ('base', 'head', 'cannot downgrade below a082b8bb98d0'),
+    ('dabfd9010ed6', 'a082b8bb98d0',
+     'revision dabfd9010ed6 is not below the current revision '
+     'a082b8bb98d0'),
+    ('a082b8bb98d0', None, 'the database has no schema revision'),
+])
+def test_downgrade_refusals(tmp_path, revision, current, reason):
+    db = _empty_database(tmp_path)
+    try:
+        if current:
+            migration.upgrade(db, current)
+        before = migration.version(db)
+        with pytest.raises(migration.DowngradeRefused) as refused:
+            migration.downgrade(db, revision)
+        assert str(refused.value).startswith(reason)
+        assert migration.version(db) == before
+    finally:
+        db.dispose()
+
+
+def test_downgrade_refuses_a_revision_unknown_to_this_code(tmp_path):
+    db = _empty_database(tmp_path)
+    try:
+        migration.upgrade(db)
+        with db.engine.begin() as conn:
+            conn.execute(sa.text(
+                "UPDATE alembic_version SET version_num = 'f00dfeed0001'"))
+        with pytest.raises(migration.DowngradeRefused) as refused:
+            migration.downgrade(db, 'a082b8bb98d0')
+        assert str(refused.value) == (
+            'the current revision f00dfeed0001 is unknown to this version '
+            'of placement')
     finally:
         db.dispose()

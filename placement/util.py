@@ -141,11 +141,20 @@ def _parsed_body(body, schema):
     error = _first_error(schema, data, query=False)
     if error is not None:
         raise errors.BadRequest('JSON does not validate: %s' % error)
-    if _has_nul(data):
+    if _may_hold_nul(body) and _has_nul(data):
         raise errors.BadRequest(
             'JSON does not validate: strings may not contain the NUL '
             'character (\\u0000)')
     return data
+
+
+def _may_hold_nul(body):
+    """False when no parsed string of ``body`` (bytes) can hold NUL,
+    sparing large bodies the walk: JSON text cannot carry a raw NUL in a
+    string, so in UTF-8 only the ``\\u0000`` escape makes one. UTF-16
+    and UTF-32 bodies (which json.loads also reads) hold zero bytes and
+    are always walked."""
+    return b'\x00' in body or b'\\u0000' in body
 
 
 def _has_nul(data):

@@ -156,19 +156,43 @@ def _check_capacity(ctx, new_rows, rp_uuids, rc_names, replaced):
     requested = collections.Counter()
     for rp, rc, amount in new_rows:
         requested[rp, rc] += amount
+    # The usage rule depends on the pair alone, the units rule on the
+    # pair and the amount: each is decided once, and the rows are walked
+    # again only to name the first refused one, as a per-row check would.
+    missing, full = set(), set()
+    for pair, amount in requested.items():
+        inv = inventories.get(pair)
+        if inv is None:
+            missing.add(pair)
+        elif not capacity_rule.usage_allowed(
+                capacity_rule.capacity(inv.total, inv.reserved,
+                                       inv.allocation_ratio),
+                before.get(pair), others.get(pair, 0) + amount):
+            full.add(pair)
+    bad_units = {
+        (rp, rc, amount) for rp, rc, amount in set(new_rows)
+        if (rp, rc) not in missing and not capacity_rule.units_allowed(
+            amount, *_units(inventories[rp, rc]))}
+    if missing or full or bad_units:
+        _raise_first_refusal(new_rows, rp_uuids, rc_names, missing,
+                             bad_units, full)
+
+
+def _units(inv):
+    return inv.min_unit, inv.max_unit, inv.step_size
+
+
+def _raise_first_refusal(new_rows, rp_uuids, rc_names, missing, bad_units,
+                         full):
+    """Raise the refusal of the first row, in request order, that has
+    no inventory, breaks its units or overfills its pair."""
     for rp, rc, amount in new_rows:
         names = {'resource_class': rc_names[rc], 'provider': rp_uuids[rp]}
-        inv = inventories.get((rp, rc))
-        if inv is None:
+        if (rp, rc) in missing:
             raise exception.InvalidInventory(**names)
-        if not capacity_rule.units_allowed(amount, inv.min_unit,
-                                           inv.max_unit, inv.step_size):
+        if (rp, rc, amount) in bad_units:
             raise exception.InvalidAllocationConstraintsViolated(**names)
-        new = others.get((rp, rc), 0) + requested[rp, rc]
-        old = before.get((rp, rc))
-        capacity = capacity_rule.capacity(inv.total, inv.reserved,
-                                          inv.allocation_ratio)
-        if new > capacity and not (old is not None and new <= old):
+        if (rp, rc) in full:
             raise exception.InvalidAllocationCapacityExceeded(**names)
 
 

@@ -63,6 +63,13 @@ def units_allowed(amount, min_unit, max_unit, step_size):
     return amount in _amounts(min_unit, max_unit, step_size)
 
 
+def usage_allowed(capacity, before, after):
+    """True if a pair's usage may become ``after``: within ``capacity``,
+    or, already above it (``before``, None if the pair was unused), not
+    growing."""
+    return after <= capacity or (before is not None and after <= before)
+
+
 def sql_fits(inventory, used, amount):
     """WHERE clauses over the ``inventories`` table (or an alias) keeping
     the records from which one allocation of ``amount`` (an SQL integer)

@@ -149,6 +149,35 @@ def test_over_capacity_may_stay_but_not_grow(ctx, provider):
         _write(ctx, provider, {str(uuid.uuid4()): 1})
 
 
+@pytest.mark.parametrize('reverse', [False, True])
+def test_first_refused_row_in_request_order_is_reported(ctx, provider,
+                                                        reverse):
+    """Refusals are decided per pair but reported for the first row, in
+    request order, that is refused, with that row's reason."""
+    stepped = rp_obj.create(ctx, str(uuid.uuid4()), 'stepped')
+    inv_obj.replace_all(ctx, stepped, {'VCPU': {'total': 4,
+                                                'step_size': 2}})
+    rows = [
+        # One VCPU over the default provider's two, split over rows.
+        (exception.InvalidAllocationCapacityExceeded, provider.uuid,
+         [_request(str(uuid.uuid4()), {provider.uuid: {'VCPU': 2}}),
+          _request(str(uuid.uuid4()), {provider.uuid: {'VCPU': 1}})]),
+        # Not a multiple of the step, though within capacity.
+        (exception.InvalidAllocationConstraintsViolated, stepped.uuid,
+         [_request(str(uuid.uuid4()), {stepped.uuid: {'VCPU': 1}})]),
+        # No MEMORY_MB inventory there.
+        (exception.InvalidInventory, stepped.uuid,
+         [_request(str(uuid.uuid4()), {stepped.uuid: {'MEMORY_MB': 1}})]),
+    ]
+    if reverse:
+        rows.reverse()
+    requests = [request for _exc, _rp, group in rows for request in group]
+    with pytest.raises(rows[0][0]) as caught:
+        alloc_obj.write(ctx, requests, 0)
+    assert type(caught.value) is rows[0][0]
+    assert rows[0][1] in str(caught.value)
+
+
 def test_usages_by_type(ctx, provider):
     alloc_obj.write(ctx, [
         _request(str(uuid.uuid4()), {provider.uuid: {'VCPU': 1}},

@@ -61,12 +61,19 @@ def reason(found, request):
         return _request_wide(step, request)
     funnel = found.group
     group = next(g for g in request.groups if g.suffix == funnel.suffix)
-    position = funnel.steps.index(step)
+    position = next(i for i, s in enumerate(funnel.steps) if s is step)
     subject = _describe(group)
     if position == 0 or step.previous is None:
         return 'No provider with %s: none %s.' % (subject, _has(step))
+    # The step that left the providers this one started from (a step
+    # of the unsuffixed group's required traits narrows nothing).
+    before = next((i for i in range(position - 1, -1, -1)
+                   if funnel.steps[i].count == step.previous), position - 1)
+    if step.kind == 'trees':
+        return _no_tree(group, subject, funnel.steps[before],
+                        _had(funnel, before))
     return 'No provider with %s: %d %s, %s.' % (
-        subject, step.previous, _had(funnel, position - 1), _none(step))
+        subject, step.previous, _had(funnel, before), _none(step))
 
 
 def _describe(group):
@@ -105,6 +112,7 @@ def _had(funnel, position):
         'member_of': 'pass member_of %s',
         'forbidden_member_of': 'are outside aggregate %s',
         'in_tree': 'are in the tree of %s',
+        'one_provider': 'have capacity for %s on their own',
     }[step.kind].replace('%s', step.subject)
 
 
@@ -126,6 +134,9 @@ def _has(step):
                 else 'is in any of those aggregates')
     if step.kind == 'in_tree':
         return 'is in that tree'
+    if step.kind == 'one_provider':
+        return 'has capacity for all of them (a suffixed group takes ' \
+            'everything from one provider)'
     raise ValueError(step.kind)
 
 
@@ -136,6 +147,16 @@ def _none(step):
     if step.kind == 'forbidden_member_of':
         return 'all of them are in the forbidden aggregate %s' % step.subject
     return 'none of them %s' % _has(step)
+
+
+def _no_tree(group, subject, previous, had):
+    """The group's providers exist but no tree serves the whole group."""
+    if not group.resources and not (group.required or group.member_of):
+        return ('No provider with %s: a group without resources needs a '
+                'required trait or member_of to match anything.' % subject)
+    return ('No tree can serve %s: %d %s, but no tree (with the sharing '
+            'providers it may use) offers the whole group.'
+            % (subject, previous.count, had))
 
 
 def _request_wide(step, request):

@@ -81,7 +81,7 @@ def _explain(ctx, index, request):
         if resolved[-1] is None:
             break
     funnels = [_funnel(index, names, group) for group in request.groups]
-    steps, at_least = _combine(index, request, names, resolved,
+    steps, at_least = _combine(index, request, names, resolved, funnels,
                                root_required, root_forbidden)
     result = Explanation(funnels, steps, at_least)
     if steps[-1].count:
@@ -96,10 +96,11 @@ def _explain(ctx, index, request):
 
 
 def _funnel(index, names, group):
-    """The group's steps. Resource steps count each class on its own;
-    the filters then apply, provider by provider, to the providers with
-    capacity for every class (for any class in the unsuffixed group,
-    whose classes may come from several providers of a tree)."""
+    """The group's provider steps (see the api-ref page for what each
+    counts). Steps of a suffixed group are exact; those of the
+    unsuffixed group, whose classes, traits and aggregates may come
+    from several providers of a tree, never count too few, so a 0 is
+    always true; its exact verdict is the ``trees`` step."""
     steps = []
     fitting = []
     for name, amount in group.resources.items():
@@ -110,28 +111,32 @@ def _funnel(index, names, group):
         steps.append(Step('capacity', '%s:%d' % (name, amount), len(fit),
                           len(holders)))
         fitting.append(fit)
+    spread = not group.suffix
     if not fitting:
         pool = set(index.root)
         steps.append(Step('providers', '', len(pool)))
-    elif group.suffix:
-        pool = ac._intersection(fitting)
-    else:
+    elif spread:
         pool = set().union(*fitting)
+    else:
+        pool = ac._intersection(fitting)
+        if len(fitting) > 1:
+            steps.append(Step('one_provider', ','.join(
+                '%s:%d' % item for item in group.resources.items()),
+                len(pool), len(fitting[-1])))
     for term in group.required:
-        pool = _keep(steps, pool, 'required', _term(term),
-                     index.union(index.with_trait,
-                                 names.known_trait_ids(term)))
+        holders = index.union(index.with_trait, names.known_trait_ids(term))
+        # Unsuffixed: the trait may sit on another contributing provider.
+        pool = _keep(steps, pool, 'required', _term(term), holders,
+                     narrow=not spread)
     for name in sorted(group.forbidden):
         pool = _drop(steps, pool, 'forbidden', name,
                      index.with_trait.get(names.trait_id(name), ac._NOTHING))
     for term in group.member_of:
         pool = _keep(steps, pool, 'member_of', _term(term),
-                     index.union(index.in_aggregate,
-                                 names.aggregate_ids(term)))
+                     _members(index, names, term, spread))
     for uuid in sorted(group.forbidden_aggregates):
         pool = _drop(steps, pool, 'forbidden_member_of', uuid,
-                     index.union(index.in_aggregate,
-                                 names.aggregate_ids((uuid,))))
+                     _members(index, names, (uuid,), spread))
     if group.in_tree is not None:
         provider = index.by_uuid.get(group.in_tree)
         tree = (ac._NOTHING if provider is None
@@ -140,15 +145,27 @@ def _funnel(index, names, group):
     return GroupFunnel(group.suffix, dict(group.resources), steps)
 
 
+def _members(index, names, term, spread):
+    """Providers in an aggregate of ``term``; for the unsuffixed group
+    also every provider of a tree whose root is in one."""
+    members = index.union(index.in_aggregate, names.aggregate_ids(term))
+    if not spread:
+        return members
+    return set(members) | index.trees(
+        p for p in members if index.root[p] == p)
+
+
 def _term(term):
     return next(iter(term)) if len(term) == 1 else 'in:' + ','.join(
         sorted(term))
 
 
-def _keep(steps, pool, kind, subject, allowed):
+def _keep(steps, pool, kind, subject, allowed, narrow=True):
+    """Count the providers of ``pool`` in ``allowed``; carry them on
+    (or the whole pool, unless ``narrow``)."""
     kept = pool & allowed
     steps.append(Step(kind, subject, len(kept), len(pool)))
-    return kept
+    return kept if narrow else pool
 
 
 def _drop(steps, pool, kind, subject, excluded):
@@ -157,15 +174,21 @@ def _drop(steps, pool, kind, subject, excluded):
     return kept
 
 
-def _combine(index, request, names, resolved, root_required,
+def _combine(index, request, names, resolved, funnels, root_required,
              root_forbidden):
-    """The request-wide steps, from the real search space."""
+    """Each group's ``trees`` step and the request-wide steps, from the
+    real search space."""
     builder = ac._SpaceBuilder(index, request, names.sharing(),
                                ac._shared_classes(
                                    [ids for ids in resolved if ids]))
-    complete = (len(resolved) == len(request.groups)
-                and all(ids is not None and builder.add(ids)
-                        for ids in resolved))
+    complete = len(resolved) == len(request.groups)
+    for ids, funnel in zip(resolved, funnels):
+        before = funnel.steps[-1].count
+        if ids is not None and builder.add(ids):
+            trees = len(builder.space.groups[-1].partials)
+        else:
+            trees, complete = 0, False
+        funnel.steps.append(Step('trees', '', trees, before))
     anchors = builder.space.anchors() if complete else []
     steps = [Step('trees', '', len(anchors))]
     if request.root_required or request.root_forbidden:

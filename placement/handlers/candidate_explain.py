@@ -100,10 +100,9 @@ def _had(funnel, position):
     """What the providers counted at ``position`` have in common."""
     step = funnel.steps[position]
     if step.kind == 'capacity':
-        if len(funnel.resources) == 1:
+        if funnel.suffix or len(funnel.resources) == 1:
             return 'have %s capacity' % step.subject.split(':')[0]
-        return 'have capacity for %s of the classes' % (
-            'all' if funnel.suffix else 'some')
+        return 'have capacity for one of the classes'
     return {
         'providers': 'exist',
         'inventory': 'have %s inventory',
@@ -135,8 +134,8 @@ def _has(step):
     if step.kind == 'in_tree':
         return 'is in that tree'
     if step.kind == 'one_provider':
-        return 'has capacity for all of them (a suffixed group takes ' \
-            'everything from one provider)'
+        return 'has room for all of %s (a suffixed group takes ' \
+            'everything from one provider)' % subject
     raise ValueError(step.kind)
 
 
@@ -173,7 +172,13 @@ def _request_wide(step, request):
         rules.append('group_policy=isolate')
     if request.same_subtree:
         rules.append('same_subtree')
-    rules.append('the capacity the groups share')
+    if not request.nested_aware:
+        rules.append('one provider per tree (before microversion 1.29)')
+    if len(request.groups) > 1:
+        rules.append('the capacity the groups share')
+    if any(g.required and not g.suffix for g in request.groups):
+        rules.append('the required traits of the unsuffixed group among '
+                     'its chosen providers')
     return ('No combination of the groups fits: %d trees serve every group '
             'on its own, none of them satisfies %s.'
-            % (step.previous, ' and '.join(rules)))
+            % (step.previous, ' and '.join(rules) or 'the search'))

@@ -100,7 +100,7 @@ def _funnel(index, names, group):
     counts). Steps of a suffixed group are exact; those of the
     unsuffixed group, whose classes, traits and aggregates may come
     from several providers of a tree, never count too few, so a 0 is
-    always true; its exact verdict is the ``trees`` step."""
+    always true."""
     steps = []
     fitting = []
     for name, amount in group.resources.items():

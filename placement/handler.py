@@ -19,6 +19,7 @@ from placement import requestlog
 from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
+from placement.handlers import candidate_explain
 from placement.handlers import inventory
 from placement.handlers import metrics
 from placement.handlers import resource_class
@@ -78,6 +79,9 @@ ROUTES = {
     },
     '/allocation_candidates': {
         'GET': allocation_candidate.list_allocation_candidates,
+    },
+    '/allocation_candidates/explain': {
+        'GET': candidate_explain.explain_allocation_candidates,
     },
     '/resource_classes': {
         'GET': resource_class.list_resource_classes,

@@ -6,6 +6,7 @@ trait conflicts, the ``group_policy`` requirement; unknown names are
 reported by the engine during the search.
 """
 
+import contextlib
 import re
 
 from placement import errors
@@ -54,6 +55,24 @@ def list_allocation_candidates(req):
     ctx = util.context(req)
     ctx.can('placement:allocation_candidates:list')
     version = util.version(req)
+    request = parse_request(req, version)
+    conf = ctx.config.placement
+    options = ac_obj.Options(
+        max_candidates=conf.max_allocation_candidates,
+        randomize=conf.randomize_allocation_candidates,
+        breadth_first=(conf.allocation_candidates_generation_strategy
+                       == 'breadth-first'))
+    requested = {rc for g in request.groups for rc in g.resources}
+    with unknown_names_rejected(), util.collector_paused():
+        body = ac_obj.find(ctx, request, options, present=(
+            lambda result: rendering.body(result, version, requested)))
+        return util.json_response(req, body, last_modified=util.now())
+
+
+def parse_request(req, version):
+    """The query of ``req`` as an ``allocation_candidate.Request``, or
+    the 400 its first error earns (unknown names are found later, by
+    the engine: see ``unknown_names_rejected``)."""
     params = util.validate_query(req, microversion.choose(version, SCHEMAS))
     limit = _limit(params)
     isolate = params.getall('group_policy')[:1] == ['isolate']
@@ -68,23 +87,18 @@ def list_allocation_candidates(req):
         raise errors.BadRequest(
             'The "group_policy" parameter is required when specifying more '
             'than one "resources{N}" parameter.')
-    request = ac_obj.Request(
+    return ac_obj.Request(
         groups=[g.to_request_group() for g in groups], isolate=isolate,
         root_required=root_required, root_forbidden=root_forbidden,
         same_subtree=same_subtree, limit=limit,
         nested_aware=version >= microversion.NESTED_CANDIDATES)
-    conf = ctx.config.placement
-    options = ac_obj.Options(
-        max_candidates=conf.max_allocation_candidates,
-        randomize=conf.randomize_allocation_candidates,
-        breadth_first=(conf.allocation_candidates_generation_strategy
-                       == 'breadth-first'))
-    requested = {rc for g in groups for rc in g.resources}
+
+
+@contextlib.contextmanager
+def unknown_names_rejected():
+    """Unknown classes and traits the engine finds become 400s."""
     try:
-        with util.collector_paused():
-            body = ac_obj.find(ctx, request, options, present=(
-                lambda result: rendering.body(result, version, requested)))
-            return util.json_response(req, body, last_modified=util.now())
+        yield
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Invalid resource class in resources parameter: %s' % exc)

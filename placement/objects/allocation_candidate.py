@@ -218,6 +218,21 @@ class _Names:
                 raise exception.TraitNotFound(names=name)
         return {self._traits[name] for name in names}
 
+    def class_id(self, name):
+        """The id of a class already checked, or None."""
+        return self._classes.get(name)
+
+    def trait_id(self, name):
+        """The id of a trait, or None if unknown."""
+        return self._traits.get(name)
+
+    def known_trait_ids(self, names):
+        return {self._traits[n] for n in names if n in self._traits}
+
+    def aggregate_ids(self, uuids):
+        """Ids of the known aggregates among ``uuids``."""
+        return {self._aggregates[u] for u in uuids if u in self._aggregates}
+
     def sharing(self):
         """Providers with trait MISC_SHARES_VIA_AGGREGATE."""
         trait = self._traits.get(trait_obj.SHARES_VIA_AGGREGATE)

@@ -72,6 +72,8 @@ _TABLE = [
      [('GET', '/resource_providers/{uuid}/allocations')]),
     ('placement:allocation_candidates:list', ADMIN_OR_SERVICE,
      [('GET', '/allocation_candidates')]),
+    ('placement:allocation_candidates:explain', ADMIN_OR_SERVICE,
+     [('GET', '/allocation_candidates/explain')]),
     ('placement:reshaper:reshape', 'rule:service_api',
      [('POST', '/reshaper')]),
     ('placement:metrics:read', ADMIN_OR_SERVICE, [('GET', '/metrics')]),

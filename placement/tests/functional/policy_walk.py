@@ -95,6 +95,8 @@ SAMPLES = {
     ('DELETE', '/allocations/{consumer_uuid}'): Sample(allowed=404),
     ('GET', '/allocation_candidates'): Sample(
         query='resources=VCPU:1', allowed=200),
+    ('GET', '/allocation_candidates/explain'): Sample(
+        query='resources=VCPU:1', allowed=200),
     ('POST', '/reshaper'): Sample(
         body={'inventories': {"$ENVIRON['MISSING_UUID']": _INVENTORY},
               'allocations': {}},

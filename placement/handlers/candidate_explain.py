@@ -1,0 +1,184 @@
+"""GET /allocation_candidates/explain: why a candidates query finds
+what it finds (api-ref/allocation-candidates-explain.rst).
+
+The query is parsed and checked by the candidates handler itself, so
+it earns the same 400s; the funnel comes from
+``placement.objects.candidate_explain``; this module turns it into JSON
+and the one-sentence reason.
+"""
+
+from placement.handlers import allocation_candidate as candidates
+from placement import microversion
+from placement.objects import candidate_explain
+from placement import util
+
+
+@microversion.serves('1.10')
+@util.accept_json
+def explain_allocation_candidates(req):
+    ctx = util.context(req)
+    ctx.can('placement:allocation_candidates:explain')
+    request = candidates.parse_request(req, util.version(req))
+    with candidates.unknown_names_rejected():
+        found = candidate_explain.explain(ctx, request)
+    return util.json_response(req, body(found, request))
+
+
+def body(found, request):
+    emptied = None
+    if found.emptied_by is not None:
+        emptied = {'group': (None if found.group is None
+                             else found.group.suffix),
+                   'filter': found.emptied_by.kind,
+                   'subject': found.emptied_by.subject}
+    return {
+        'groups': [{'suffix': funnel.suffix,
+                    'resources': funnel.resources,
+                    'funnel': [_step(step) for step in funnel.steps]}
+                   for funnel in found.groups],
+        'combined': [_step(step) for step in found.steps],
+        'candidates': found.steps[-1].count,
+        'candidates_at_least': found.at_least,
+        'emptied_by': emptied,
+        'reason': reason(found, request),
+    }
+
+
+def _step(step):
+    return {'filter': step.kind, 'subject': step.subject,
+            'count': step.count}
+
+
+# -- the sentence -------------------------------------------------------------
+
+def reason(found, request):
+    """One sentence naming the first condition that left nothing, or
+    None when there are candidates."""
+    step = found.emptied_by
+    if step is None:
+        return None
+    if found.group is None:
+        return _request_wide(step, request)
+    funnel = found.group
+    group = next(g for g in request.groups if g.suffix == funnel.suffix)
+    position = next(i for i, s in enumerate(funnel.steps) if s is step)
+    subject = _describe(group)
+    if position == 0 or step.previous is None:
+        return 'No provider with %s: none %s.' % (subject, _has(step))
+    # The step that left the providers this one started from (a step
+    # of the unsuffixed group's required traits narrows nothing).
+    before = next((i for i in range(position - 1, -1, -1)
+                   if funnel.steps[i].count == step.previous), position - 1)
+    if step.kind == 'trees':
+        return _no_tree(group, subject, funnel.steps[before],
+                        _had(funnel, before))
+    return 'No provider with %s: %d %s, %s.' % (
+        subject, step.previous, _had(funnel, before), _none(step))
+
+
+def _describe(group):
+    parts = [', '.join('%s:%d' % item for item in group.resources.items())
+             or 'no resources']
+    for term in group.required:
+        parts.append(('trait %s' % next(iter(term))) if len(term) == 1
+                     else 'one of traits %s' % ', '.join(sorted(term)))
+    parts += ['without trait %s' % name for name in sorted(group.forbidden)]
+    for term in group.member_of:
+        parts.append(('aggregate %s' % next(iter(term))) if len(term) == 1
+                     else 'one of aggregates %s' % ', '.join(sorted(term)))
+    parts += ['outside aggregate %s' % uuid
+              for uuid in sorted(group.forbidden_aggregates)]
+    if group.in_tree is not None:
+        parts.append('in the tree of %s' % group.in_tree)
+    text = ' and '.join(parts)
+    if group.suffix:
+        text = '%s (group %s)' % (text, group.suffix)
+    return text
+
+
+def _had(funnel, position):
+    """What the providers counted at ``position`` have in common."""
+    step = funnel.steps[position]
+    if step.kind == 'capacity':
+        if funnel.suffix or len(funnel.resources) == 1:
+            return 'have %s capacity' % step.subject.split(':')[0]
+        return 'have capacity for one of the classes'
+    return {
+        'providers': 'exist',
+        'inventory': 'have %s inventory',
+        'required': 'pass the required trait %s',
+        'forbidden': 'lack the forbidden trait %s',
+        'member_of': 'pass member_of %s',
+        'forbidden_member_of': 'are outside aggregate %s',
+        'in_tree': 'are in the tree of %s',
+        'one_provider': 'have capacity for %s on their own',
+    }[step.kind].replace('%s', step.subject)
+
+
+def _has(step):
+    """What none of the remaining providers did."""
+    subject = step.subject
+    if step.kind == 'inventory':
+        return 'has %s inventory' % subject
+    if step.kind == 'capacity':
+        return 'has room for %s (min_unit, max_unit, step_size and usage ' \
+            'considered)' % subject
+    if step.kind == 'providers':
+        return 'exists'
+    if step.kind == 'required':
+        return ('has the trait' if not subject.startswith('in:')
+                else 'has any of those traits')
+    if step.kind == 'member_of':
+        return ('is in the aggregate' if not subject.startswith('in:')
+                else 'is in any of those aggregates')
+    if step.kind == 'in_tree':
+        return 'is in that tree'
+    if step.kind == 'one_provider':
+        return 'has room for all of %s (a suffixed group takes ' \
+            'everything from one provider)' % subject
+    raise ValueError(step.kind)
+
+
+def _none(step):
+    """The clause saying that ``step`` removed every provider left."""
+    if step.kind == 'forbidden':
+        return 'all of them have the forbidden trait %s' % step.subject
+    if step.kind == 'forbidden_member_of':
+        return 'all of them are in the forbidden aggregate %s' % step.subject
+    return 'none of them %s' % _has(step)
+
+
+def _no_tree(group, subject, previous, had):
+    """The group's providers exist but no tree serves the whole group."""
+    if not group.resources and not (group.required or group.member_of):
+        return ('No provider with %s: a group without resources needs a '
+                'required trait or member_of to match anything.' % subject)
+    return ('No tree can serve %s: %d %s, but no tree (with the sharing '
+            'providers it may use) offers the whole group.'
+            % (subject, previous.count, had))
+
+
+def _request_wide(step, request):
+    if step.kind == 'trees':
+        return ('No tree can serve every request group: each group has '
+                'providers, but no tree (with the sharing providers it is '
+                'associated with) offers all of them together.')
+    if step.kind == 'root_required':
+        return ('No candidate tree has a root with root_required %s: '
+                '%d trees serve every group, none of their roots '
+                'qualifies.' % (step.subject, step.previous))
+    rules = []
+    if request.isolate:
+        rules.append('group_policy=isolate')
+    if request.same_subtree:
+        rules.append('same_subtree')
+    if not request.nested_aware:
+        rules.append('one provider per tree (before microversion 1.29)')
+    if len(request.groups) > 1:
+        rules.append('the capacity the groups share')
+    if any(g.required and not g.suffix for g in request.groups):
+        rules.append('the required traits of the unsuffixed group among '
+                     'its chosen providers')
+    return ('No combination of the groups fits: %d trees serve every group '
+            'on its own, none of them satisfies %s.'
+            % (step.previous, ' and '.join(rules) or 'the search'))

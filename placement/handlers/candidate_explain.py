@@ -72,8 +72,22 @@ def reason(found, request):
     if step.kind == 'trees':
         return _no_tree(group, subject, funnel.steps[before],
                         _had(funnel, before))
-    return 'No provider with %s: %d %s, %s.' % (
-        subject, step.previous, _had(funnel, before), _none(step))
+    return 'No provider with %s: %s, %s.' % (
+        subject, _counted(step.previous, _had(funnel, before)),
+        _none(step, step.previous))
+
+
+_SINGULAR = {'have': 'has', 'are': 'is', 'pass': 'passes', 'lack': 'lacks',
+             'exist': 'exists'}
+
+
+def _counted(count, had):
+    """``count`` providers that ``had`` (a plural verb phrase), with the
+    verb agreeing with the count."""
+    if count == 1:
+        verb, _, rest = had.partition(' ')
+        had = ' '.join(filter(None, (_SINGULAR.get(verb, verb), rest)))
+    return '%d %s' % (count, had)
 
 
 def _describe(group):
@@ -139,13 +153,28 @@ def _has(step):
     raise ValueError(step.kind)
 
 
-def _none(step):
-    """The clause saying that ``step`` removed every provider left."""
+def _none(step, count):
+    """The clause saying that ``step`` removed every one of the
+    ``count`` providers left."""
     if step.kind == 'forbidden':
-        return 'all of them have the forbidden trait %s' % step.subject
+        return '%s the forbidden trait %s' % (
+            'it has' if count == 1 else 'all of them have', step.subject)
     if step.kind == 'forbidden_member_of':
-        return 'all of them are in the forbidden aggregate %s' % step.subject
+        return '%s in the forbidden aggregate %s' % (
+            'it is' if count == 1 else 'all of them are', step.subject)
+    if count == 1:
+        return 'it %s' % _negated(_has(step))
     return 'none of them %s' % _has(step)
+
+
+def _negated(phrase):
+    """``phrase`` (from ``_has``) said of one provider that fails it."""
+    for positive, negative in (('has ', 'does not have '),
+                               ('is ', 'is not '),
+                               ('exists', 'does not exist')):
+        if phrase.startswith(positive):
+            return negative + phrase[len(positive):]
+    return 'does not satisfy this'
 
 
 def _no_tree(group, subject, previous, had):
@@ -153,9 +182,9 @@ def _no_tree(group, subject, previous, had):
     if not group.resources and not (group.required or group.member_of):
         return ('No provider with %s: a group without resources needs a '
                 'required trait or member_of to match anything.' % subject)
-    return ('No tree can serve %s: %d %s, but no tree (with the sharing '
+    return ('No tree can serve %s: %s, but no tree (with the sharing '
             'providers it may use) offers the whole group.'
-            % (subject, previous.count, had))
+            % (subject, _counted(previous.count, had)))
 
 
 def _request_wide(step, request):

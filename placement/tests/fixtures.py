@@ -21,6 +21,7 @@ import uuid
 
 import fixtures
 import sqlalchemy as sa
+import webob
 
 from placement import conf as placement_conf
 from placement import context
@@ -200,3 +201,15 @@ def new_conf(**overrides):
 def new_app(conf, db):
     """The full WSGI stack on an already prepared database."""
     return deploy.build_app(conf, db)
+
+
+def call_as_admin(app, method, path, body=None):
+    """``method path`` on the in-process ``app`` as admin at the latest
+    microversion, with ``body`` as JSON."""
+    req = webob.Request.blank(path, method=method)
+    req.headers['x-auth-token'] = 'admin'
+    req.headers['openstack-api-version'] = 'placement latest'
+    if body is not None:
+        req.json_body = body
+        req.content_type = 'application/json'
+    return req.get_response(app)

@@ -37,14 +37,7 @@ def app():
     cleanup()
 
 
-def call(app, method, path, body=None):
-    req = webob.Request.blank(path, method=method)
-    req.headers['x-auth-token'] = 'admin'
-    req.headers['openstack-api-version'] = 'placement latest'
-    if body is not None:
-        req.json_body = body
-        req.content_type = 'application/json'
-    return req.get_response(app)
+call = fixtures.call_as_admin
 
 
 def provider(app, total=8):

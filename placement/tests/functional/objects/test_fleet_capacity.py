@@ -3,7 +3,6 @@
 import uuid
 
 import pytest
-import webob
 
 from placement import context
 from placement.objects import fleet_capacity
@@ -11,13 +10,7 @@ from placement.tests import fixtures
 
 
 def call(app, method, path, body=None):
-    req = webob.Request.blank(path, method=method)
-    req.headers['x-auth-token'] = 'admin'
-    req.headers['openstack-api-version'] = 'placement latest'
-    if body is not None:
-        req.json_body = body
-        req.content_type = 'application/json'
-    resp = req.get_response(app)
+    resp = fixtures.call_as_admin(app, method, path, body)
     assert resp.status_int < 300, resp.text
     return resp
 

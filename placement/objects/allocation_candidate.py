@@ -128,8 +128,8 @@ def find(ctx, request, options=Options(), rng=random, *, present):
     ResourceClassNotFound or TraitNotFound for unknown names."""
     index = provider_index.of(ctx.db)
     with index.lock:
-        index.refresh(ctx.conn)
         started = time.perf_counter()
+        index.refresh(ctx.conn)
         result = _search(ctx, index, request, options, rng)
         metrics.candidates_found(len(result.candidates),
                                  time.perf_counter() - started)

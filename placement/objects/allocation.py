@@ -383,7 +383,7 @@ def get_by_provider(ctx, provider):
 def delete_by_consumer(ctx, consumer_uuid):
     """Delete all of a consumer's allocations and its record, without
     touching any generation. ConsumerAllocationsNotFound if it has none.
-    The providers that held them are recorded as changed."""
+    """
     rows = []
     if db_api.storable(consumer_uuid):
         # Lock the rows and delete exactly those, so the providers

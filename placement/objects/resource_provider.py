@@ -99,9 +99,7 @@ def increment_generation(ctx, provider_id, expected):
     """Compare-and-set the generation from ``expected`` to ``expected+1``.
 
     Raises ResourceProviderConcurrentUpdateDetected if another writer
-    changed it since it was read. Returns the new generation. The
-    provider is recorded as changed (a bump goes with every change of
-    its inventories, traits and, from 1.19, aggregates).
+    changed it since it was read. Returns the new generation.
     """
     result = ctx.conn.execute(
         sa.update(_RP)

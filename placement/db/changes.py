@@ -235,33 +235,68 @@ def _snapshot_bound(conn, which):
 
 
 def _statement(conn, where):
+    """One row of bounds (lowest and highest id, snapshot xmin and xmax),
+    then the rows ``where`` selects, in one statement (one snapshot). Each
+    bound is a subquery of its own and the rows a plain range, so that
+    every database answers from the primary key alone."""
+    lowest = sa.select(sa.func.min(_LOG.c.id)).scalar_subquery()
+    highest = sa.select(sa.func.max(_LOG.c.id)).scalar_subquery()
+    bigint = sa.BigInteger()
     bounds = sa.select(
-        sa.func.min(_LOG.c.id).label('lo'),
-        sa.func.max(_LOG.c.id).label('hi'),
-        _snapshot_bound(conn, 'xmin').label('xmin'),
-        _snapshot_bound(conn, 'xmax').label('xmax')).subquery('bounds')
-    return (sa.select(bounds.c.lo, bounds.c.hi, bounds.c.xmin,
-                      bounds.c.xmax, _LOG.c.id, _LOG.c.resource_provider_id)
-            .select_from(bounds.outerjoin(_LOG, where)))
+        sa.literal(1).label('kind'),
+        sa.cast(lowest, bigint).label('a'),
+        sa.cast(highest, bigint).label('b'),
+        _snapshot_bound(conn, 'xmin').label('c'),
+        _snapshot_bound(conn, 'xmax').label('d'))
+    rows = sa.select(
+        sa.literal(2), _LOG.c.id, sa.cast(_LOG.c.resource_provider_id, bigint),
+        sa.cast(sa.null(), bigint), sa.cast(sa.null(), bigint)).where(where)
+    return sa.union_all(bounds, rows)
+
+
+_HIGH = sa.bindparam('high', type_=sa.BigInteger)
+_GAPS = sa.bindparam('gaps', expanding=True, type_=sa.BigInteger)
+_WHERE = {
+    # Starting afresh: the newest START_WINDOW ids.
+    'start': lambda: _LOG.c.id > sa.func.coalesce(
+        sa.select(sa.func.max(_LOG.c.id)).scalar_subquery(), 0)
+    - START_WINDOW,
+    'after': lambda: _LOG.c.id > _HIGH,
+    'gaps': lambda: sa.or_(_LOG.c.id > _HIGH, _LOG.c.id.in_(_GAPS)),
+}
+_STATEMENTS = {}
+
+
+def _cached(conn, kind):
+    """The statement of ``kind`` for this dialect, built once: building
+    one costs more than running it."""
+    key = (conn.dialect.name, kind)
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        stmt = _STATEMENTS[key] = _statement(conn, _WHERE[kind]())
+    return stmt
 
 
 def read(conn, since, clock=time.monotonic):
     """``Changes(cursor, provider_ids)`` since the Cursor ``since`` (None:
     the caller has nothing yet), in one statement."""
     if since is None:
-        newest = sa.select(sa.func.max(_LOG.c.id)).scalar_subquery()
-        where = _LOG.c.id > sa.func.coalesce(newest, 0) - START_WINDOW
         high, gaps = 0, ()
+        rows = conn.execute(_cached(conn, 'start')).all()
     else:
         high, gaps = since
-        where = _LOG.c.id > high
         if gaps:
-            where = sa.or_(where, _LOG.c.id.in_([g.id for g in gaps]))
-    rows = conn.execute(_statement(conn, where)).all()
-    first = rows[0]
-    lo, hi, xmin, xmax = first.lo, first.hi, first.xmin, first.xmax
-    found = {row.id: row.resource_provider_id for row in rows
-             if row.id is not None}
+            rows = conn.execute(_cached(conn, 'gaps'), {
+                'high': high, 'gaps': [gap.id for gap in gaps]}).all()
+        else:
+            rows = conn.execute(_cached(conn, 'after'), {'high': high}).all()
+    lo = hi = xmin = xmax = None
+    found = {}
+    for kind, a, b, c, d in rows:
+        if kind == 1:
+            lo, hi, xmin, xmax = a, b, c, d
+        else:
+            found[a] = b
     if since is None:
         # Starting afresh: what the window holds is in the full load;
         # the ids it lacks may still be committed.

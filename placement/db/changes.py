@@ -55,10 +55,10 @@ Reading: ids, with the gaps below the highest one seen
     The bounds and the newest ids come from the same statement as the
     rows, so one snapshot also under READ COMMITTED.
 
-Pruning: by readers, in the background of a request
-    When the log holds more than ``2 * KEEP_ROWS`` rows, a reader deletes
-    those older than the newest ``KEEP_ROWS`` (``prune``), in its own short
-    transaction, and ignores a failure (another process pruning the same
+Pruning: by readers, after a refresh
+    When the log holds more than ``2 * KEEP_ROWS`` rows, ``read`` says so
+    (``prune_to``) and the reader deletes those older than the newest
+    ``KEEP_ROWS`` (``prune``) in a short transaction of its own, and ignores a failure (another process pruning the same
     rows). A reader left behind the oldest row, or with a gap below it,
     reloads everything; so does one whose highest id is above the log's
     (another database, or a log recreated by a downgrade and upgrade).

@@ -29,7 +29,6 @@ import webob
 
 from placement import context
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import migration
 from placement.db import tables
 from placement import deploy
@@ -84,7 +83,6 @@ def fill(db, providers, aggregates):
             for i, c in consumers
             for rc, used in (('VCPU', 8), ('MEMORY_MB', 16384),
                              ('DISK_GB', 80))])
-        changes.invalidate_all(conn)
 
 
 def time_get(app, path, repeat):

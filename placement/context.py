@@ -7,9 +7,7 @@ class RequestContext(oslo_context.RequestContext):
     """oslo.context's RequestContext plus database and policy handles.
 
     ``conn``/``conn_writes`` hold the open transaction while a function
-    decorated with ``placement.db.api.reader``/``writer`` runs;
-    ``changed_providers`` is then the set of provider ids the writer
-    transaction changed (``placement.db.changes.touch``), None otherwise.
+    decorated with ``placement.db.api.reader``/``writer`` runs.
     """
 
     def __init__(self, *args, db=None, config=None, policy=None, **kwargs):
@@ -19,7 +17,6 @@ class RequestContext(oslo_context.RequestContext):
         self.policy = policy
         self.conn = None
         self.conn_writes = False
-        self.changed_providers = None
 
     def can(self, rule, target=None):
         """Raise 403 unless policy ``rule`` allows this caller."""
@@ -32,7 +29,7 @@ class RequestContext(oslo_context.RequestContext):
 class AdminContext:
     """Context for work outside requests: start-up, CLI tools, tests.
 
-    ``conn``/``conn_writes``/``changed_providers`` as in RequestContext.
+    ``conn``/``conn_writes`` as in RequestContext.
     """
 
     def __init__(self, db, config=None):
@@ -40,4 +37,3 @@ class AdminContext:
         self.config = config
         self.conn = None
         self.conn_writes = False
-        self.changed_providers = None

@@ -21,10 +21,8 @@ SQLite writers start with ``BEGIN IMMEDIATE`` so that they take the write
 lock before reading and wait on the busy timeout behind other writers,
 instead of failing when a read lock cannot be upgraded.
 
-Writers record the providers whose data they change with
-``changes.touch(ctx, ids)``; the outermost writer logs them
-(``changes.flush``) as the last statements before it commits, and forgets
-them with the rolled-back attempt on any exception.
+Writers need not say which providers they changed: database triggers log
+every change in the writing transaction (``placement.db.changes``).
 """
 
 import contextlib
@@ -42,7 +40,6 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement import metrics
@@ -68,8 +65,7 @@ _SQLITE_UNAVAILABLE = ('unable to open database', 'database is locked',
 # Tables only our migrations create: missing, they mean the schema was
 # taken back down to upstream's (placement-manage db downgrade) under a
 # running worker. "Undefined table" in PostgreSQL and MySQL.
-_OUR_TABLES = (tables.provider_change_counter.name,
-               tables.provider_changes.name)
+_OUR_TABLES = (tables.provider_change_log.name,)
 _PG_UNDEFINED_TABLE = '42P01'
 _MYSQL_NO_SUCH_TABLE = 1146
 
@@ -318,19 +314,10 @@ def _transactional(write):
                 try:
                     with ctx.db.transaction(write) as conn:
                         ctx.conn, ctx.conn_writes = conn, write
-                        # Each attempt starts with nothing touched; what a
-                        # failed attempt touched was rolled back with it.
-                        ctx.changed_providers = set() if write else None
                         try:
-                            result = fn(ctx, *args, **kwargs)
-                            if ctx.changed_providers:
-                                # Last statements before COMMIT (see
-                                # changes.flush).
-                                changes.flush(conn, ctx.changed_providers)
-                            return result
+                            return fn(ctx, *args, **kwargs)
                         finally:
                             ctx.conn, ctx.conn_writes = None, False
-                            ctx.changed_providers = None
                 except (sa_exc.DBAPIError, sa_exc.TimeoutError) as exc:
                     if not _should_rerun(exc, write, attempt, started):
                         if is_unavailable(exc):

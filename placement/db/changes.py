@@ -1,186 +1,345 @@
-"""The provider change log: which providers changed since version N.
+"""The provider change log: which providers changed since a reader looked.
 
-Processes that keep provider data in memory (inventories, usage, traits,
-aggregates, tree structure) learn from here, in one cheap query, which
-providers to reload. Provider generations cannot tell them: several
-writes change what those caches hold without bumping any generation
-(a provider a moved consumer leaves, ``DELETE /allocations``, aggregates
-below 1.19, re-parenting; see api-ref/design.rst).
+Processes that keep provider data in memory (the candidates' provider
+index: trees, inventories, usage, traits, aggregates) learn from here, in
+one cheap query, which providers to reload. Provider generations cannot
+tell them: several writes change what the index holds without bumping a
+generation (a provider a moved consumer leaves, ``DELETE
+/allocations``, aggregates below 1.19, re-parenting).
 
-Two tables hold the log. ``provider_change_counter`` has exactly one row
-(id 1) with the current ``version`` and ``pruned_to``, the version up to
-which the log has been thrown away. ``provider_changes`` has a
-``(version, resource_provider_id)`` row for every provider a committed
-write changed.
+Writing: the database logs every change itself
+    Triggers (``TRIGGERED`` names the tables; ``trigger_ddl`` gives the
+    statements for SQLite, PostgreSQL and MySQL/MariaDB) insert one
+    ``provider_change_log`` row, ``(id, resource_provider_id)``, for every
+    row inserted, updated or deleted in ``resource_providers``,
+    ``inventories``, ``allocations``, ``resource_provider_traits`` and
+    ``resource_provider_aggregates``; updating or deleting a resource
+    class, trait or aggregate row logs a NULL provider, which tells
+    readers to reload everything (the index keeps names and uuids by id).
+    So every writer is seen, whoever it is: our workers, upstream
+    Placement's workers on the same database during a rolling upgrade, a
+    DBA's hand-written SQL. The log row is part of the writing
+    transaction: it exists if and only if the change commits. There is
+    no counter or other row that every writer updates, so writers do not
+    serialise on it (and a multi-writer Galera cluster has no hot row to
+    conflict on).
 
-Writers record changed providers with ``touch(ctx, ids)``; the writer
-decorator (``placement.db.api.writer``) calls ``flush`` just before the
-outermost transaction commits, which takes the next version by updating
-the counter row and logs the providers under it. As every such writer
-updates the one counter row as its last statements and holds that row's
-lock until it commits, versions are committed in increasing order: a
-reader that sees version N also sees every version below N, so
-``read(conn, since)`` never misses a change.
+Reading: ids, with the gaps below the highest one seen
+    ``id`` is an auto-increment value, taken when the row is inserted.
+    Transactions commit in any order, so a reader may see id 11 while the
+    transaction that took id 10 is still running (and on Galera the nodes
+    hand out interleaved ids). A reader's ``Cursor`` therefore holds the
+    highest id it has seen and the ids below it it has not seen yet (the
+    gaps), and every ``read`` asks for ``id > high OR id IN gaps``. A gap
+    is filled when its row appears, and forgotten when it can no longer
+    appear:
 
-Writes made with raw SQL outside the object layer (test fixtures, data
-migrations) record their changes with ``flush(conn, ids)`` themselves,
-or call ``invalidate_all(conn)`` when they cannot tell which providers
-they changed.
+    * PostgreSQL, exactly: the transaction that took gap id ``g`` had its
+      transaction id before it took ``g`` (the trigger runs after the row
+      change that assigned it), and ``g`` was taken before some id the
+      reader saw committed, so before the snapshot that noticed the gap:
+      its xid is below that snapshot's ``xmax``. A later read whose
+      snapshot's ``xmin`` is at or above that ``xmax`` has no such
+      transaction still running: the row is in that read or never will
+      be (rolled back, or a sequence value never used).
+    * MySQL/MariaDB (Galera) and SQLite: after ``GAP_SECONDS``. A
+      transaction that took a log id and commits more than that later is
+      seen only at the index's periodic full reload. SQLite has one
+      writer at a time, so its ids commit in order and it has no gaps.
+
+    At most ``MAX_GAPS`` are kept (the oldest are forgotten first).
+    A reader that starts from nothing (``since=None``) treats the ids
+    missing from the last ``START_WINDOW`` ids as gaps, since it cannot
+    tell which running transactions took ids below the highest.
+
+    The bounds and the newest ids come from the same statement as the
+    rows, so one snapshot also under READ COMMITTED.
+
+Pruning: by readers, after a refresh
+    When the log holds more than ``2 * KEEP_ROWS`` rows, ``read`` says so
+    (``prune_to``) and the reader deletes those older than the newest
+    ``KEEP_ROWS`` (``prune``) in a short transaction of its own, and ignores a failure (another process pruning the same
+    rows). A reader left behind the oldest row, or with a gap below it,
+    reloads everything; so does one whose highest id is above the log's
+    (another database, or a log recreated by a downgrade and upgrade).
 """
 
 import collections
+import time
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from placement.db import tables
 
-_COUNTER = tables.provider_change_counter
-_CHANGES = tables.provider_changes
-_ROW = _COUNTER.c.id == 1
+_LOG = tables.provider_change_log
 
-#: A flush that takes a version divisible by this prunes the log.
-PRUNE_EVERY = 1000
-#: Versions kept when pruning; readers further behind reload everything.
-KEEP_VERSIONS = 10000
+#: Seconds after which a gap is forgotten where no snapshot tells.
+GAP_SECONDS = 60
+#: Gaps kept at most; beyond, the oldest are forgotten.
+MAX_GAPS = 5000
+#: Ids below the newest a reader starting afresh checks for gaps.
+START_WINDOW = 1000
+#: Rows kept when pruning; the log is pruned at twice this.
+KEEP_ROWS = 50000
 
-Changes = collections.namedtuple('Changes', ['version', 'provider_ids'])
+#: Table -> column naming the changed provider (None: every provider).
+TRIGGERED = collections.OrderedDict([
+    ('resource_providers', 'id'),
+    ('inventories', 'resource_provider_id'),
+    ('allocations', 'resource_provider_id'),
+    ('resource_provider_traits', 'resource_provider_id'),
+    ('resource_provider_aggregates', 'resource_provider_id'),
+    ('resource_classes', None),
+    ('traits', None),
+    ('placement_aggregates', None),
+])
+
+
+class Gap(collections.namedtuple('Gap', ['id', 'noticed', 'horizon'])):
+    """An id below the highest seen whose row was not there: ``noticed``
+    (monotonic seconds) and, on PostgreSQL, ``horizon``, the xmax of the
+    snapshot that noticed it."""
+
+
+class Cursor(collections.namedtuple('Cursor', ['high', 'gaps'])):
+    """Where a reader is: the highest id seen and the open gaps (a tuple
+    of Gap). Pass it back to ``read`` as ``since``."""
+
+
+Changes = collections.namedtuple('Changes',
+                                 ['version', 'provider_ids', 'prune_to'])
 Changes.__doc__ = """What ``read`` found.
 
-``version`` is the counter's current version: pass it as ``since`` next
-time. ``provider_ids`` is the set of ids of the providers changed after
-``since`` up to ``version`` (empty if none; ids of deleted providers
-included), or None when the caller must reload everything: ``since`` was
-None, or older than what the log still holds, or newer than the counter
-(the database is not the one ``since`` came from).
+``version`` is the reader's new Cursor: pass it as ``since`` next time.
+``provider_ids`` is the set of ids of the providers changed since
+``since`` (empty if none; ids of deleted providers included), or None
+when the caller must reload everything: ``since`` was None, the log no
+longer holds what the reader missed, the log is not the one ``since``
+came from, or a class, trait or aggregate was renamed or deleted.
+``prune_to`` is the id up to which the log should now be pruned
+(``prune``), or None.
 """
 
 
-def touch(ctx, provider_ids):
-    """Record that the running writer transaction changed these providers
-    (an iterable of ids). They are logged if and when it commits."""
-    changed = getattr(ctx, 'changed_providers', None)
-    if ctx.conn is None or not ctx.conn_writes or changed is None:
-        raise RuntimeError('provider changes can only be recorded inside '
-                           'a writer transaction')
-    changed.update(provider_ids)
+# -- triggers -----------------------------------------------------------------
+
+_EVENTS = ('insert', 'update', 'delete')
 
 
-_BUMP = sa.update(_COUNTER).where(_ROW).values(
-    version=_COUNTER.c.version + 1)
-_BUMPED = _BUMP.returning(_COUNTER.c.version).cte('bumped')
-_IDS = sa.func.unnest(
-    sa.bindparam('ids', type_=postgresql.ARRAY(sa.Integer))
-).table_valued('rp_id').render_derived(name='ids')
-#: PostgreSQL: bump and log in one statement (one round trip).
-_PG_FLUSH = (
-    sa.insert(_CHANGES)
-    .from_select(['version', 'resource_provider_id'],
-                 sa.select(_BUMPED.c.version, _IDS.c.rp_id)
-                 .select_from(_BUMPED.join(_IDS, sa.true())))
-    .add_cte(_BUMPED)
-    .returning(_CHANGES.c.version))
+def _trigger_name(table, event):
+    return 'placement_log_%s_%s' % (table, event)
 
 
-def _no_counter():
-    return RuntimeError('provider_change_counter has no row 1; the schema '
-                        'was not created by placement')
+def _logged_values(column, event, null='NULL'):
+    """VALUES rows the trigger of ``event`` logs."""
+    if column is None:
+        return ['(%s)' % null]
+    if event == 'insert':
+        return ['(NEW.%s)' % column]
+    if event == 'delete':
+        return ['(OLD.%s)' % column]
+    if column == 'id':  # a provider's own row: its id never changes
+        return ['(NEW.id)']
+    return ['(OLD.%s)' % column, '(NEW.%s)' % column]
 
 
-def _bump(conn):
-    """Increment the counter (locking its row) and return the new version."""
-    if conn.dialect.update_returning:
-        version = conn.execute(_BUMP.returning(_COUNTER.c.version)).scalar()
+def _triggers():
+    """(table, column, event) of every trigger."""
+    for table, column in TRIGGERED.items():
+        for event in _EVENTS:
+            if column is None and event == 'insert':
+                continue  # a new name or uuid is looked up when asked
+            yield table, column, event
+
+
+def _insert(values):
+    return ('INSERT INTO provider_change_log (resource_provider_id) '
+            'VALUES %s' % ', '.join(values))
+
+
+def _pg_function(column):
+    return 'placement_log_%s' % ('everything' if column is None
+                                 else 'provider_' + column)
+
+
+def trigger_ddl(dialect):
+    """The statements that create the triggers on ``dialect``."""
+    statements = []
+    if dialect == 'postgresql':
+        for column in sorted(set(TRIGGERED.values()), key=str):
+            body = []
+            for event in _EVENTS:
+                if column is None and event == 'insert':
+                    continue
+                body.append("IF TG_OP = '%s' THEN %s; END IF;" % (
+                    event.upper(), _insert(_logged_values(column, event))))
+            statements.append(
+                'CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS '
+                '$body$ BEGIN %s RETURN NULL; END $body$'
+                % (_pg_function(column), ' '.join(body)))
+        for table, column in TRIGGERED.items():
+            events = ' OR '.join(e.upper() for e in _EVENTS
+                                 if column is not None or e != 'insert')
+            statements.append(
+                'CREATE TRIGGER placement_log_changes AFTER %s ON %s '
+                'FOR EACH ROW EXECUTE FUNCTION %s()'
+                % (events, table, _pg_function(column)))
+        return statements
+    for table, column, event in _triggers():
+        insert = _insert(_logged_values(column, event))
+        if dialect == 'sqlite':
+            statements.append(
+                'CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW BEGIN %s; END'
+                % (_trigger_name(table, event), event.upper(), table,
+                   insert))
+        elif dialect == 'mysql':
+            statements.append(
+                'CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW %s'
+                % (_trigger_name(table, event), event.upper(), table,
+                   insert))
+        else:
+            raise NotImplementedError(dialect)
+    return statements
+
+
+def drop_trigger_ddl(dialect):
+    """The statements that remove what ``trigger_ddl`` created."""
+    if dialect == 'postgresql':
+        statements = ['DROP TRIGGER IF EXISTS placement_log_changes ON %s'
+                      % table for table in TRIGGERED]
+        statements += ['DROP FUNCTION IF EXISTS %s()' % _pg_function(column)
+                       for column in sorted(set(TRIGGERED.values()), key=str)]
+        return statements
+    return ['DROP TRIGGER IF EXISTS %s' % _trigger_name(table, event)
+            for table, _column, event in _triggers()]
+
+
+def create_triggers(conn):
+    for statement in trigger_ddl(conn.dialect.name):
+        conn.exec_driver_sql(statement)
+
+
+def drop_triggers(conn):
+    for statement in drop_trigger_ddl(conn.dialect.name):
+        conn.exec_driver_sql(statement)
+
+
+# -- reading ------------------------------------------------------------------
+
+def _snapshot_bound(conn, which):
+    if conn.dialect.name != 'postgresql':
+        return sa.null()
+    return sa.cast(sa.cast(
+        getattr(sa.func, 'pg_snapshot_' + which)(
+            sa.func.pg_current_snapshot()), sa.Text), sa.BigInteger)
+
+
+def _statement(conn, where):
+    """One row of bounds (lowest and highest id, snapshot xmin and xmax),
+    then the rows ``where`` selects, in one statement (one snapshot). Each
+    bound is a subquery of its own and the rows a plain range, so that
+    every database answers from the primary key alone."""
+    lowest = sa.select(sa.func.min(_LOG.c.id)).scalar_subquery()
+    highest = sa.select(sa.func.max(_LOG.c.id)).scalar_subquery()
+    bigint = sa.BigInteger()
+    bounds = sa.select(
+        sa.literal(1).label('kind'),
+        sa.cast(lowest, bigint).label('a'),
+        sa.cast(highest, bigint).label('b'),
+        _snapshot_bound(conn, 'xmin').label('c'),
+        _snapshot_bound(conn, 'xmax').label('d'))
+    rows = sa.select(
+        sa.literal(2), _LOG.c.id, sa.cast(_LOG.c.resource_provider_id, bigint),
+        sa.cast(sa.null(), bigint), sa.cast(sa.null(), bigint)).where(where)
+    return sa.union_all(bounds, rows)
+
+
+_HIGH = sa.bindparam('high', type_=sa.BigInteger)
+_GAPS = sa.bindparam('gaps', expanding=True, type_=sa.BigInteger)
+_WHERE = {
+    # Starting afresh: the newest START_WINDOW ids.
+    'start': lambda: _LOG.c.id > sa.func.coalesce(
+        sa.select(sa.func.max(_LOG.c.id)).scalar_subquery(), 0)
+    - START_WINDOW,
+    'after': lambda: _LOG.c.id > _HIGH,
+    'gaps': lambda: sa.or_(_LOG.c.id > _HIGH, _LOG.c.id.in_(_GAPS)),
+}
+_STATEMENTS = {}
+
+
+def _cached(conn, kind):
+    """The statement of ``kind`` for this dialect, built once: building
+    one costs more than running it."""
+    key = (conn.dialect.name, kind)
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        stmt = _STATEMENTS[key] = _statement(conn, _WHERE[kind]())
+    return stmt
+
+
+def read(conn, since, clock=time.monotonic):
+    """``Changes(cursor, provider_ids)`` since the Cursor ``since`` (None:
+    the caller has nothing yet), in one statement."""
+    if since is None:
+        high, gaps = 0, ()
+        rows = conn.execute(_cached(conn, 'start')).all()
     else:
-        # MySQL/MariaDB have no UPDATE ... RETURNING, but the value given
-        # to LAST_INSERT_ID(expr) comes back with the UPDATE's reply.
-        result = conn.execute(sa.update(_COUNTER).where(_ROW).values(
-            version=sa.func.last_insert_id(_COUNTER.c.version + 1)))
-        version = result.lastrowid if result.rowcount else None
-        if result.rowcount and not version:
-            # We hold the row lock, so this sees our increment only.
-            version = conn.execute(
-                sa.select(_COUNTER.c.version).where(_ROW)).scalar()
-    if version is None:
-        raise _no_counter()
-    return version
+        high, gaps = since
+        if gaps:
+            rows = conn.execute(_cached(conn, 'gaps'), {
+                'high': high, 'gaps': [gap.id for gap in gaps]}).all()
+        else:
+            rows = conn.execute(_cached(conn, 'after'), {'high': high}).all()
+    lo = hi = xmin = xmax = None
+    found = {}
+    for kind, a, b, c, d in rows:
+        if kind == 1:
+            lo, hi, xmin, xmax = a, b, c, d
+        else:
+            found[a] = b
+    if since is None:
+        # Starting afresh: what the window holds is in the full load;
+        # the ids it lacks may still be committed.
+        high = max((hi or 0) - START_WINDOW, (lo or 1) - 1, 0)
+        found = {id_: rp for id_, rp in found.items() if id_ > high}
+    reload_all = (
+        since is None
+        or (hi or 0) < high
+        or (lo is not None and lo > min([high + 1] + [g.id for g in gaps]))
+        or None in found.values())
+    high, gaps = _advance(high, gaps, found, clock(), xmin, xmax)
+    if lo is not None:
+        # Ids below the oldest row were pruned: they cannot appear now.
+        gaps = tuple(gap for gap in gaps if gap.id >= lo)
+    cursor = Cursor(high, gaps)
+    prune_to = (hi - KEEP_ROWS if lo is not None
+                and hi - lo >= 2 * KEEP_ROWS else None)
+    if reload_all:
+        return Changes(cursor, None, prune_to)
+    return Changes(cursor, set(found.values()), prune_to)
 
 
-def flush(conn, provider_ids):
-    """Log ``provider_ids`` as changed by the transaction of ``conn`` under
-    a new version; return it (None if there are no ids).
+def _advance(high, gaps, found, now, xmin, xmax):
+    """The next (high, gaps) after reading ``found`` ({id: provider})."""
+    new_high = max([high] + list(found))
+    kept = [gap for gap in gaps if gap.id not in found
+            and not _resolved(gap, now, xmin)]
+    kept += [Gap(missing, now, xmax) for missing in range(high + 1, new_high)
+             if missing not in found]
+    if len(kept) > MAX_GAPS:
+        kept = sorted(kept, key=lambda gap: gap.noticed)[-MAX_GAPS:]
+    return new_high, tuple(kept)
 
-    Must be the last statements of the transaction: the counter row stays
-    locked until it commits. The writer decorator calls it; raw SQL
-    writers outside the object layer call it themselves.
-    """
-    ids = sorted(set(provider_ids))
-    if not ids:
-        return None
-    if conn.dialect.name == 'postgresql':
-        version = conn.execute(_PG_FLUSH, {'ids': ids}).scalar()
-        if version is None:
-            raise _no_counter()
-    else:
-        version = _bump(conn)
-        conn.execute(sa.insert(_CHANGES), [
-            {'version': version, 'resource_provider_id': rp_id}
-            for rp_id in ids])
-    if version % PRUNE_EVERY == 0 and version > KEEP_VERSIONS:
-        prune(conn, version - KEEP_VERSIONS)
-    return version
+
+def _resolved(gap, now, xmin):
+    """True once the gap's row can no longer appear (see the module
+    docstring)."""
+    if gap.horizon is not None and xmin is not None:
+        return xmin >= gap.horizon
+    return now - gap.noticed > GAP_SECONDS
 
 
 def prune(conn, bound):
-    """Forget the log up to version ``bound``; readers older than that
-    reload everything. Call with the counter row locked (from ``flush``)
-    or where no writer runs."""
-    conn.execute(sa.delete(_CHANGES).where(_CHANGES.c.version <= bound))
-    conn.execute(sa.update(_COUNTER)
-                 .where(_ROW, _COUNTER.c.pruned_to < bound)
-                 .values(pruned_to=bound))
-
-
-def invalidate_all(conn):
-    """Make every reader, in every process, reload everything: take a
-    new version and prune the whole log up to it. For writes that do not
-    know which providers they changed. Call last in the transaction.
-    Returns the new version."""
-    version = _bump(conn)
-    prune(conn, version)
-    return version
-
-
-_SINCE = sa.bindparam('since', type_=sa.BigInteger)
-#: The counter's version and pruned_to, with the providers logged after
-#: ``since`` (one row with a NULL id if none), in one snapshot.
-_READ = (
-    sa.select(_COUNTER.c.version, _COUNTER.c.pruned_to,
-              _CHANGES.c.resource_provider_id)
-    .distinct()
-    .select_from(_COUNTER.outerjoin(_CHANGES, sa.and_(
-        _CHANGES.c.version > _SINCE,
-        _CHANGES.c.version <= _COUNTER.c.version,
-        _COUNTER.c.pruned_to <= _SINCE)))
-    .where(_ROW))
-_CURRENT = sa.select(_COUNTER.c.version).where(_ROW)
-
-
-def read(conn, since):
-    """``Changes(version, provider_ids)`` since version ``since`` (None:
-    the caller has nothing yet), in one statement, so that the version
-    and the ids come from one snapshot also under READ COMMITTED."""
-    if since is None:
-        row = conn.execute(_CURRENT).first()
-        if row is None:
-            raise _no_counter()
-        return Changes(row.version, None)
-    since = int(since)
-    rows = conn.execute(_READ, {'since': since}).all()
-    if not rows:
-        raise _no_counter()
-    version, pruned_to = rows[0].version, rows[0].pruned_to
-    if since < pruned_to or since > version:
-        return Changes(version, None)
-    return Changes(version, {row.resource_provider_id for row in rows
-                             if row.resource_provider_id is not None})
+    """Forget the log up to id ``bound``: readers older than that reload
+    everything. Only old rows, which no writer touches, are deleted."""
+    conn.execute(sa.delete(_LOG).where(_LOG.c.id <= bound))

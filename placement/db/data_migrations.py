@@ -7,16 +7,13 @@ functions repair them in bounded batches while the service keeps running.
 Each migration takes the remaining batch budget and returns
 ``(found, done)``.
 
-Changes to provider data are recorded in the change log (see
-``placement.db.changes``) when the schema already has it: these run on
-schemas older than head too, before the blocking revisions let ``db sync``
-go on.
+The change log's triggers (``placement.db.changes``) record what they
+change, where the schema already has them.
 """
 
 import sqlalchemy as sa
 
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import tables
 
 _RP = tables.resource_providers
@@ -42,10 +39,6 @@ def incomplete_consumer_count(db):
             _orphan_consumer_ids().subquery())).scalar()
 
 
-def _has_change_log(conn):
-    return sa.inspect(conn).has_table(tables.provider_change_counter.name)
-
-
 def set_root_provider_ids(db, conf, max_count):
     """A provider without a root is its own root."""
     with db.transaction(write=True) as conn:
@@ -55,8 +48,6 @@ def set_root_provider_ids(db, conf, max_count):
         if ids:
             conn.execute(sa.update(_RP).where(_RP.c.id.in_(ids)).values(
                 root_provider_id=_RP.c.id))
-            if _has_change_log(conn):
-                changes.flush(conn, ids)
     return len(ids), len(ids)
 
 

@@ -157,29 +157,21 @@ resource_provider_aggregates = sa.Table(
 
 # -- the provider change log (ours, not upstream's; see db/changes.py) ------
 
-provider_change_counter = sa.Table(
-    'provider_change_counter', metadata,
-    sa.Column('id', sa.Integer, primary_key=True, nullable=False,
-              autoincrement=False),
-    sa.Column('version', sa.BigInteger, nullable=False),
-    sa.Column('pruned_to', sa.BigInteger, nullable=False),
+#: One row per provider change, inserted by triggers (db/changes.py). A
+#: NULL provider means "every provider". SQLite's AUTOINCREMENT keeps ids
+#: from being reused once the newest rows are deleted.
+provider_change_log = sa.Table(
+    'provider_change_log', metadata,
+    sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'),
+              primary_key=True, autoincrement=True),
+    sa.Column('resource_provider_id', sa.Integer, nullable=True),
+    sqlite_autoincrement=True,
 )
 
-#: The counter's only row, present in every schema at head.
-COUNTER_ROW = {'id': 1, 'version': 0, 'pruned_to': 0}
 
-
-@sa.event.listens_for(provider_change_counter, 'after_create')
-def _insert_counter_row(target, connection, **_kw):
-    # Whatever creates the table from these definitions (tests, tools)
-    # gets the row the migration inserts.
-    connection.execute(target.insert().values(COUNTER_ROW))
-
-
-provider_changes = sa.Table(
-    'provider_changes', metadata,
-    sa.Column('version', sa.BigInteger, primary_key=True, nullable=False,
-              autoincrement=False),
-    sa.Column('resource_provider_id', sa.Integer, primary_key=True,
-              nullable=False, autoincrement=False),
-)
+@sa.event.listens_for(metadata, 'after_create')
+def _create_change_triggers(target, connection, **_kw):
+    # Whatever creates the schema from these definitions (tests, tools)
+    # gets the triggers the migration creates.
+    from placement.db import changes
+    changes.create_triggers(connection)

@@ -10,7 +10,6 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.objects import resource_provider as rp_obj
@@ -114,10 +113,6 @@ def _replace(ctx, provider, aggregate_ids, generation):
             if not db_api.is_duplicate(exc):
                 raise
             raise exception.AggregateCreateConflict(detail=str(exc.orig))
-    if current != wanted:
-        # Below microversion 1.19 the generation is not bumped, so the
-        # change must be recorded here.
-        changes.touch(ctx, [provider.id])
     if generation is None:
         return current_generation
     return rp_obj.increment_generation(ctx, provider.id, current_generation)

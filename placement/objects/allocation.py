@@ -17,7 +17,6 @@ import sqlalchemy as sa
 
 from placement.db import api as db_api
 from placement.db import batch
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement import metrics
@@ -230,10 +229,6 @@ def replace(ctx, writes, rp_ids=None):
     for chunk in batch.chunks(w.consumer.uuid for w in touched):
         ctx.conn.execute(sa.delete(_ALLOC).where(
             _ALLOC.c.consumer_id.in_(chunk)))
-    # Every provider that loses rows changes usage, also those a moved
-    # consumer leaves, whose generation is not bumped (as in the reference);
-    # those that gain rows are bumped, and so recorded, below.
-    changes.touch(ctx, {rp for _consumer, rp, _rc, _used in current})
     new_rows = [(rp_ids[uuid], rc_ids[rc], amount, write.consumer.uuid)
                 for write in touched
                 for uuid, resources in write.allocations.items()
@@ -388,7 +383,7 @@ def get_by_provider(ctx, provider):
 def delete_by_consumer(ctx, consumer_uuid):
     """Delete all of a consumer's allocations and its record, without
     touching any generation. ConsumerAllocationsNotFound if it has none.
-    The providers that held them are recorded as changed."""
+    """
     rows = []
     if db_api.storable(consumer_uuid):
         # Lock the rows and delete exactly those, so the providers
@@ -404,6 +399,5 @@ def delete_by_consumer(ctx, consumer_uuid):
         raise exception.ConsumerAllocationsNotFound(consumer=consumer_uuid)
     ctx.conn.execute(sa.delete(_ALLOC).where(
         _ALLOC.c.id.in_([row.id for row in rows])))
-    changes.touch(ctx, {row.resource_provider_id for row in rows})
     ctx.conn.execute(sa.delete(_CONSUMERS).where(
         _CONSUMERS.c.uuid == consumer_uuid))

@@ -7,21 +7,22 @@ costs more than the search itself, and grows with the cloud. The index
 keeps it in memory, one per process and database, and brings itself up
 to date at the start of every request from the change log
 (``placement.db.changes``): one query says which providers changed since
-the last refresh, and a few set-based queries reload only those. Every
-write that changes provider data logs the providers in its own
-transaction, so a request sees every write committed before it started,
-exactly as if it read the tables.
+the last refresh, and a few set-based queries reload only those. The
+database's triggers log every change to provider data in the writing
+transaction, whoever writes, so a request sees every write committed
+before it started, exactly as if it read the tables.
 
 The whole index is reloaded on first use, when the log has been pruned
-beyond its version, and at least every ``MAX_AGE`` seconds: a safety net
-against rows changed outside the service (hand-written SQL), which the
-log cannot see.
+beyond its cursor or a name was renamed or deleted, and at least every
+``MAX_AGE`` seconds: a safety net for the bounded cases the log's reader
+gives up on (see ``placement.db.changes``, gaps).
 
 Callers hold ``index.lock`` from ``refresh`` until they have read what
 they need: a refresh mutates the maps in place.
 """
 
 import collections
+import logging
 import os
 import threading
 import time
@@ -35,6 +36,8 @@ from placement.db import tables
 from placement import metrics
 from placement.objects import aggregate as aggregate_obj
 from placement.objects import capacity as capacity_rule
+
+LOG = logging.getLogger(__name__)
 
 #: Seconds after which the index is reloaded whatever the log says.
 MAX_AGE = 300
@@ -141,9 +144,11 @@ class ProviderIndex:
                 # its descendants may have changed too.
                 self.lines = {}
                 self._lone = None
-        # Rows read after the log may be newer than its version; the
+        # Rows read after the log may be newer than its cursor; the
         # next refresh then reloads those providers once more.
         self.version = log.version
+        if log.prune_to is not None:
+            _prune(conn, log.prune_to)
         metrics.index_refreshed(
             time.perf_counter() - started,
             len(self.uuid) if full else len(log.provider_ids or ()), full)
@@ -255,9 +260,9 @@ class ProviderIndex:
         return {uuid: known[uuid] for uuid in uuids if uuid in known}
 
     def _ids(self, conn, attribute, names):
-        # Names are created without logging, so an unknown one may be
-        # new; deleting or renaming one invalidates every index
-        # (changes.invalidate_all), so a known one is current.
+        # Creating a name logs nothing, so an unknown one may be new;
+        # renaming or deleting one makes every index reload (the change
+        # log's triggers), so a known one is current.
         if any(name not in getattr(self, attribute) for name in names):
             self._load_names(conn)
         ids = getattr(self, attribute)
@@ -321,6 +326,22 @@ class ProviderIndex:
         """Every provider of the trees ``roots``."""
         return set().union(*(self.members.get(root, _EMPTY)
                              for root in roots))
+
+
+def _prune(conn, bound):
+    """Prune the change log up to id ``bound`` in a transaction of its
+    own; best effort (another process may be pruning the same rows),
+    never failing the request."""
+    engine = conn.engine
+    if isinstance(engine.pool, sa.pool.StaticPool):
+        return  # one shared connection (in-memory SQLite), busy with us
+    try:
+        with engine.connect() as own:
+            own = own.execution_options(placement_writer=True)
+            with own.begin():
+                changes.prune(own, bound)
+    except sa.exc.DBAPIError as exc:
+        LOG.info('Change log not pruned: %s', exc)
 
 
 def _discard(reverse, key, provider):

@@ -9,7 +9,6 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 
@@ -155,8 +154,6 @@ def rename(ctx, name, new_name):
         if not db_api.is_duplicate(exc):
             raise
         raise exception.ResourceClassExists(name=new_name)
-    # Readers that keep names (the candidates' provider index) reload.
-    changes.invalidate_all(ctx.conn)
     return get_by_name(ctx, new_name)
 
 
@@ -172,6 +169,3 @@ def destroy(ctx, name):
             ).first() is not None:
         raise exception.ResourceClassInUse(name=name)
     ctx.conn.execute(sa.delete(_RC).where(_RC.c.id == current.id))
-    # Readers that keep names forget it: its id may come back under
-    # another name.
-    changes.invalidate_all(ctx.conn)

@@ -14,7 +14,6 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.objects import capacity as capacity_rule
@@ -100,9 +99,7 @@ def increment_generation(ctx, provider_id, expected):
     """Compare-and-set the generation from ``expected`` to ``expected+1``.
 
     Raises ResourceProviderConcurrentUpdateDetected if another writer
-    changed it since it was read. Returns the new generation. The
-    provider is recorded as changed (a bump goes with every change of
-    its inventories, traits and, from 1.19, aggregates).
+    changed it since it was read. Returns the new generation.
     """
     result = ctx.conn.execute(
         sa.update(_RP)
@@ -110,7 +107,6 @@ def increment_generation(ctx, provider_id, expected):
         .values(generation=expected + 1, updated_at=db_api.utcnow()))
     if result.rowcount != 1:
         raise exception.ResourceProviderConcurrentUpdateDetected()
-    changes.touch(ctx, [provider_id])
     return expected + 1
 
 
@@ -168,7 +164,6 @@ def create(ctx, uuid, name, parent_uuid=None):
     if parent is None:
         ctx.conn.execute(sa.update(_RP).where(_RP.c.id == new_id)
                          .values(root_provider_id=new_id))
-    changes.touch(ctx, [new_id])
     return get_by_uuid(ctx, uuid)
 
 
@@ -240,7 +235,6 @@ def update(ctx, provider, name, parent_uuid=UNCHANGED,
             sa.update(_RP)
             .where(_RP.c.id.in_(moved))
             .values(root_provider_id=subtree_root))
-        changes.touch(ctx, moved)
     try:
         with ctx.conn.begin_nested():
             result = ctx.conn.execute(
@@ -251,9 +245,6 @@ def update(ctx, provider, name, parent_uuid=UNCHANGED,
         raise exception.DuplicateResourceProvider(duplicate=name)
     if result.rowcount != 1:
         raise exception.ResourceProviderNotFound(uuid=provider.uuid)
-    # A rename alone changes nothing the change log's readers hold, but
-    # logging every row change keeps the rule simple.
-    changes.touch(ctx, [provider.id])
     return get_by_uuid(ctx, provider.uuid)
 
 
@@ -287,7 +278,6 @@ def destroy(ctx, uuid):
     except sa_exc.IntegrityError:
         # A child was added concurrently (its foreign key refers to us).
         raise exception.CannotDeleteParentResourceProvider(uuid=uuid)
-    changes.touch(ctx, [provider.id])
 
 
 # -- list -----------------------------------------------------------------

@@ -10,7 +10,6 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.objects import resource_provider as rp_obj
@@ -159,9 +158,6 @@ def destroy(ctx, name):
     except sa_exc.IntegrityError:
         # A provider got the trait concurrently (foreign key).
         raise exception.TraitInUse(name=name)
-    # Readers that keep names (the candidates' provider index) forget
-    # it: its id may come back under another name.
-    changes.invalidate_all(ctx.conn)
 
 
 # -- traits of a provider -------------------------------------------------

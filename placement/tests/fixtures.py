@@ -9,10 +9,6 @@ URL without a database (e.g. ``postgresql+psycopg2://u@127.0.0.1:5432``
 or ``mysql+pymysql://root@127.0.0.1:3306``). On a server each test
 process (xdist worker) owns one database, created once and emptied for
 every fresh use, so tests never see each other's rows.
-
-Every writer transaction on these databases is audited: the providers it
-changed must be in the change log (``change_audit``; set
-``PLACEMENT_TEST_CHANGE_AUDIT=0`` to skip that).
 """
 
 import os
@@ -26,14 +22,11 @@ import webob
 from placement import conf as placement_conf
 from placement import context
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import migration
 from placement.db import tables
 from placement import deploy
-from placement.tests import change_audit
 
 URL_ENV = 'PLACEMENT_TEST_DB_URL'
-AUDIT_ENV = 'PLACEMENT_TEST_CHANGE_AUDIT'
 
 
 class Database(fixtures.Fixture):
@@ -137,8 +130,6 @@ def _empty(db):
             tables.resource_classes.c.id >= 10000))
         conn.execute(sa.delete(tables.traits).where(
             tables.traits.c.name.like('CUSTOM\\_%', escape='\\')))
-        # Raw deletes: whoever follows the change log reloads everything.
-        changes.invalidate_all(conn)
 
 
 def new_database():
@@ -152,7 +143,7 @@ def new_database():
         fd, path = tempfile.mkstemp(prefix='placement-test-',
                                     suffix='.sqlite')
         os.close(fd)
-        db = _audited(db_api.Database('sqlite:///' + path))
+        db = db_api.Database('sqlite:///' + path)
         migration.create_schema_for_tests(db)
         _sync_standard_names(db)
 
@@ -163,18 +154,12 @@ def new_database():
                     os.unlink(path + suffix)
         return db, cleanup
     if _server_db is None:
-        _server_db = _audited(db_api.Database(create_server_database(url)))
+        _server_db = db_api.Database(create_server_database(url))
         migration.create_schema_for_tests(_server_db)
     else:
         _empty(_server_db)
     _sync_standard_names(_server_db)
     return _server_db, lambda: None
-
-
-def _audited(db):
-    if os.environ.get(AUDIT_ENV, '1') != '0':
-        change_audit.install(db)
-    return db
 
 
 def _sync_standard_names(db):

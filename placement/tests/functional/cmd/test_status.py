@@ -8,7 +8,6 @@ import sqlalchemy as sa
 from placement.cmd import manage
 from placement.cmd import status
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import tables
 from placement.tests import fixtures
 
@@ -47,7 +46,6 @@ def _add_old_data(db):
             {'resource_provider_id': rp_id, 'consumer_id': consumer,
              'resource_class_id': rc, 'used': 1, 'created_at': now}
             for consumer, rc in (('c1', 0), ('c1', 1), ('c2', 0))])
-        changes.flush(conn, [rp_id])
     return rp_id
 
 

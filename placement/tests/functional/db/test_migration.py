@@ -6,6 +6,7 @@ import pytest
 import sqlalchemy as sa
 
 from placement.db import api as db_api
+from placement.db import changes
 from placement.db import migration
 from placement.db import tables
 from placement.tests import fixtures
@@ -24,28 +25,69 @@ def test_upgrade_from_empty_matches_table_definitions(tmp_path):
     try:
         assert migration.version(db) is None
         migration.upgrade(db)
-        assert migration.version(db) == migration.head() == 'dabfd9010ed6'
+        assert migration.version(db) == migration.head() == HEAD
         with db.engine.connect() as conn:
             context = alembic_migration.MigrationContext.configure(conn)
             assert compare_metadata(context, tables.metadata) == []
-        assert _counter_rows(db) == [(1, 0, 0)]
+        assert _triggers(db) == EXPECTED_TRIGGERS
+        assert _log_rows(db) == [None]
         # A second run is a no-op.
         migration.upgrade(db)
-        assert _counter_rows(db) == [(1, 0, 0)]
+        assert _log_rows(db) == [None]
     finally:
         db.dispose()
 
 
-def _counter_rows(db):
-    counter = tables.provider_change_counter
+HEAD = '8c49c564818b'
+EXPECTED_TRIGGERS = sum(3 if column else 2
+                        for column in changes.TRIGGERED.values())
+
+
+def _log_rows(db):
+    log = tables.provider_change_log
     with db.engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(sa.select(
-            counter.c.id, counter.c.version, counter.c.pruned_to))]
+        return [row.resource_provider_id for row in conn.execute(
+            sa.select(log.c.resource_provider_id).order_by(log.c.id))]
+
+
+def _counter_rows(db):
+    """The counter of the change log before triggers (dabfd9010ed6)."""
+    with db.engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(sa.text(
+            'SELECT id, version, pruned_to FROM provider_change_counter'))]
+
+
+def _triggers(db):
+    """How many of our triggers (and PostgreSQL functions) exist."""
+    queries = {
+        'sqlite': "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+                  " AND name LIKE 'placement_log_%'",
+        'postgresql': "SELECT count(*) FROM pg_trigger WHERE tgname = "
+                      "'placement_log_changes'",
+        'mysql': "SELECT count(*) FROM information_schema.triggers WHERE "
+                 "trigger_schema = DATABASE() AND trigger_name LIKE "
+                 "'placement_log_%'",
+    }
+    with db.engine.connect() as conn:
+        found = conn.execute(sa.text(queries[db.dialect])).scalar()
+        if db.dialect == 'postgresql':
+            # One trigger per table there, for all its events; and the
+            # functions they run.
+            functions = conn.execute(sa.text(
+                "SELECT count(*) FROM pg_proc WHERE proname LIKE "
+                "'placement_log_%'")).scalar()
+            return (found, functions)
+        return found
+
+
+if fixtures.backend_name() == 'postgresql':
+    EXPECTED_TRIGGERS = (len(changes.TRIGGERED), 3)
+NO_TRIGGERS = (0, 0) if fixtures.backend_name() == 'postgresql' else 0
 
 
 def test_upgrade_adds_change_log_to_an_upstream_head_schema(tmp_path):
     """A database at the upstream head (taken over from upstream) gets
-    the change log and its counter row, its providers untouched."""
+    the change log and its triggers, its providers untouched."""
     db = _empty_database(tmp_path)
     try:
         migration.upgrade(db, 'a082b8bb98d0')
@@ -56,20 +98,24 @@ def test_upgrade_adds_change_log_to_an_upstream_head_schema(tmp_path):
                 id=1, uuid='11111111-1111-1111-1111-111111111111',
                 name='old', generation=3, root_provider_id=None))
         migration.upgrade(db)
-        assert _counter_rows(db) == [(1, 0, 0)]
-        with db.engine.connect() as conn:
-            assert conn.execute(sa.select(sa.func.count()).select_from(
-                tables.provider_changes)).scalar() == 0
+        assert _triggers(db) == EXPECTED_TRIGGERS
+        with db.engine.begin() as conn:
+            names = sa.inspect(conn).get_table_names()
+            assert 'provider_change_counter' not in names
+            assert 'provider_changes' not in names
+            conn.execute(sa.update(tables.resource_providers).values(
+                name='renamed'))
+        assert _log_rows(db) == [None, 1]
     finally:
         db.dispose()
 
 
-def test_schema_for_tests_has_the_counter_row(tmp_path):
+def test_schema_for_tests_has_the_triggers(tmp_path):
     db = _empty_database(tmp_path)
     try:
         migration.create_schema_for_tests(db)
         assert migration.version(db) == migration.head()
-        assert _counter_rows(db) == [(1, 0, 0)]
+        assert _triggers(db) == EXPECTED_TRIGGERS
     finally:
         db.dispose()
 
@@ -126,11 +172,11 @@ def test_downgrade_restores_exactly_the_upstream_head_schema(tmp_path):
             conn.execute(sa.insert(tables.resource_providers).values(
                 id=1, uuid='11111111-1111-1111-1111-111111111111',
                 name='kept', generation=3, root_provider_id=1))
-            conn.execute(sa.insert(tables.provider_changes).values(
-                version=1, resource_provider_id=1))
+        assert _log_rows(ours) == [None, 1]
         assert migration.downgrade(ours, 'a082b8bb98d0') == 'a082b8bb98d0'
         assert migration.version(ours) == 'a082b8bb98d0'
         assert _schema(ours) == _schema(upstream)
+        assert _triggers(ours) == NO_TRIGGERS
         with ours.engine.connect() as conn:
             assert conn.execute(sa.select(
                 tables.resource_providers.c.name,
@@ -139,7 +185,8 @@ def test_downgrade_restores_exactly_the_upstream_head_schema(tmp_path):
         # And up again: the change log starts afresh.
         migration.upgrade(ours)
         assert migration.version(ours) == migration.head()
-        assert _counter_rows(ours) == [(1, 0, 0)]
+        assert _log_rows(ours) == [None]
+        assert _triggers(ours) == EXPECTED_TRIGGERS
     finally:
         ours.dispose()
         upstream.dispose()
@@ -150,7 +197,23 @@ def test_downgrade_to_the_current_revision_changes_nothing(tmp_path):
     try:
         migration.upgrade(db)
         assert migration.downgrade(db, 'head') == migration.head()
+        assert _triggers(db) == EXPECTED_TRIGGERS
+    finally:
+        db.dispose()
+
+
+def test_downgrade_to_the_counter_log_brings_it_back(tmp_path):
+    db = _empty_database(tmp_path)
+    try:
+        migration.upgrade(db)
+        assert migration.downgrade(db, 'dabfd9010ed6') == 'dabfd9010ed6'
         assert _counter_rows(db) == [(1, 0, 0)]
+        assert _triggers(db) == NO_TRIGGERS
+        with db.engine.connect() as conn:
+            assert 'provider_change_log' not in sa.inspect(
+                conn).get_table_names()
+        migration.upgrade(db)
+        assert _triggers(db) == EXPECTED_TRIGGERS
     finally:
         db.dispose()
 

@@ -12,7 +12,6 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.handlers import candidate_rendering as rendering
@@ -54,7 +53,6 @@ class Topology:
                 conn.execute(sa.insert(tables.resource_provider_traits)
                              .values(resource_provider_id=provider.id,
                                      trait_id=trait_id))
-            changes.flush(conn, [provider.id])
         if aggs:
             aggregate_obj.set_provider_aggregates(
                 self.ctx, provider, [self.aggregate(a) for a in aggs])
@@ -70,7 +68,6 @@ class Topology:
                 resource_provider_id=self.by_name[name].id,
                 resource_class_id=rc_id, consumer_id=str(uuid.uuid4()),
                 used=used))
-            changes.flush(conn, [self.by_name[name].id])
 
     def name(self, provider_uuid):
         return next(n for n, p in self.by_name.items()

@@ -5,7 +5,6 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.objects import inventory as inv_obj
@@ -27,7 +26,6 @@ def _allocate(ctx, provider, class_id, used):
         conn.execute(sa.insert(tables.allocations).values(
             resource_provider_id=provider.id, consumer_id=str(uuid.uuid4()),
             resource_class_id=class_id, used=used))
-        changes.flush(conn, [provider.id])
 
 
 def test_classes_with_allocations_cannot_be_dropped(ctx, provider):

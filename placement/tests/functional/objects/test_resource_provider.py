@@ -6,7 +6,6 @@ import pytest
 import sqlalchemy as sa
 
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.objects import resource_provider as rp_obj
@@ -65,7 +64,6 @@ def test_delete_refused_while_allocations_exist(ctx):
         conn.execute(sa.insert(tables.allocations).values(
             resource_provider_id=provider.id, consumer_id=str(uuid.uuid4()),
             resource_class_id=0, used=1))
-        changes.flush(conn, [provider.id])
     with pytest.raises(exception.ResourceProviderInUse):
         rp_obj.destroy(ctx, provider.uuid)
     assert rp_obj.get_by_uuid(ctx, provider.uuid)
@@ -82,7 +80,6 @@ def test_delete_removes_associations_in_one_go(ctx):
                                 ).scalar()
         conn.execute(sa.insert(tables.resource_provider_traits).values(
             resource_provider_id=provider.id, trait_id=trait_id))
-        changes.flush(conn, [provider.id])
     rp_obj.destroy(ctx, provider.uuid)
     with ctx.db.transaction(write=False) as conn:
         for table in (tables.inventories, tables.resource_provider_traits):

@@ -37,7 +37,6 @@ def _inventory(ctx, provider, rc, total, reserved=0, min_unit=1,
             total=total, reserved=reserved, min_unit=min_unit,
             max_unit=max_unit,
             step_size=step_size, allocation_ratio=allocation_ratio))
-        changes.flush(conn, [provider.id])
 
 
 def _allocate(ctx, provider, rc, used):
@@ -46,7 +45,6 @@ def _allocate(ctx, provider, rc, used):
         conn.execute(sa.insert(tables.allocations).values(
             resource_provider_id=provider.id, resource_class_id=rc_id,
             consumer_id=str(uuid.uuid4()), used=used))
-        changes.flush(conn, [provider.id])
 
 
 def _names(ctx, **filters):

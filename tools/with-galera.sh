@@ -8,8 +8,9 @@
 # Node 1 bootstraps the cluster (--wsrep-new-cluster); nodes 2 and 3 join
 # it one after the other by rsync state transfer. Each node listens on its
 # own four loopback ports: SQL, group communication, incremental state
-# transfer and full state transfer. Start-up takes about 10 s; it is
-# reported on stderr and bounded by GALERA_START_TIMEOUT (seconds, 120).
+# transfer and full state transfer. Start-up takes about 25 s on a busy
+# 2-core machine; it is reported on stderr and bounded by
+# GALERA_START_TIMEOUT (seconds, default 120).
 set -eu
 server=$(command -v mariadbd || ls /usr/sbin/mariadbd 2>/dev/null || true)
 installer=$(command -v mariadb-install-db || true)

@@ -10,7 +10,9 @@
 # own four loopback ports: SQL, group communication, incremental state
 # transfer and full state transfer. Start-up takes about 25 s on a busy
 # 2-core machine; it is reported on stderr and bounded by
-# GALERA_START_TIMEOUT (seconds, default 120).
+# GALERA_START_TIMEOUT (seconds, default 120). Nodes log every
+# certification conflict (wsrep_log_conflicts); GALERA_LOG_DIR=DIR keeps
+# their logs in DIR.
 set -eu
 server=$(command -v mariadbd || ls /usr/sbin/mariadbd 2>/dev/null || true)
 installer=$(command -v mariadb-install-db || true)
@@ -45,6 +47,10 @@ port() {  # port NODE KIND(0 sql, 1 gcomm, 2 ist, 3 sst)
 }
 pids=""
 cleanup() {
+    if [ -n "${GALERA_LOG_DIR:-}" ]; then
+        mkdir -p "$GALERA_LOG_DIR"
+        cp "$tmp"/node*.log "$GALERA_LOG_DIR"/ 2>/dev/null || true
+    fi
     for pid in $pids; do
         kill "$pid" 2>/dev/null || true
     done
@@ -90,7 +96,7 @@ start_node() {  # start_node NODE [--wsrep-new-cluster]
         --wsrep-node-address="127.0.0.1:$(port "$node" 1)" \
         --wsrep-node-incoming-address="127.0.0.1:$(port "$node" 0)" \
         --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$(port "$node" 1);ist.recv_addr=127.0.0.1:$(port "$node" 2);gcache.size=64M" \
-        --wsrep-sst-method=rsync \
+        --wsrep-sst-method=rsync --wsrep-log-conflicts=ON \
         --wsrep-sst-receive-address="127.0.0.1:$(port "$node" 3)" \
         "$@" >"$tmp/node$node.log" 2>&1 &
     pids="$pids $!"

@@ -20,6 +20,7 @@ message.
 import collections
 import io
 import os
+import uuid
 
 import pytest
 import sqlalchemy as sa
@@ -34,6 +35,8 @@ HOSTS = 3
 WORKERS = 2
 CLIENTS = 12
 ATTEMPTS = 400
+#: Write-then-read rounds of the read-your-writes test.
+ROUNDS = 40
 
 
 def _node_urls():
@@ -88,7 +91,28 @@ def _failures(servers):
                     status = line.partition(' status: ')[2].split()[0]
                     causes[status + ' ' + line.partition(
                         ' failure: ')[2].strip()] += 1
-    return ''.join('  %d x %s\n' % item for item in causes.most_common())
+    return ''.join('  %d x %s\n' % (count, cause)
+                   for cause, count in causes.most_common())
+
+
+def _galera_conflicts():
+    """Certification failures and brute-force aborts so far, summed over
+    the nodes (empty off Galera)."""
+    counts = collections.Counter()
+    if not os.environ.get(GALERA_ENV):
+        return counts
+    for node in NODE_URLS:
+        engine = sa.create_engine(node)
+        try:
+            with engine.connect() as conn:
+                for name, value in conn.exec_driver_sql(
+                        "SHOW GLOBAL STATUS WHERE Variable_name IN "
+                        "('wsrep_local_cert_failures', "
+                        "'wsrep_local_bf_aborts')"):
+                    counts[name] += int(value)
+        finally:
+            engine.dispose()
+    return counts
 
 
 def _report(load, verification, servers):
@@ -113,11 +137,16 @@ def test_writes_through_every_host_are_exact_and_never_5xx(
         clients=CLIENTS, attempts=ATTEMPTS, seed=len(mode),
         provider_writes=True)
     load.prepare()
+    conflicts = _galera_conflicts()
     load.run()
+    conflicts = _galera_conflicts() - conflicts
     # Read back through every host, the writing ones and the others.
     verification = load.verify(urls)
 
     summary = _report(load, verification, hosts)
+    if conflicts:
+        summary = 'Galera during the load: %s\n%s' % (
+            dict(conflicts), summary)
     print(summary)
     tally = load.tally
     assert tally.server_errors == 0, summary
@@ -136,3 +165,37 @@ def test_writes_through_every_host_are_exact_and_never_5xx(
                     client.checked('GET', '/resource_providers/%s' % rp)
             finally:
                 client.close()
+
+
+def test_a_write_through_one_host_is_seen_through_the_others_at_once(
+        hosts):
+    """Each round creates a provider with inventory of a class of its own
+    through the first host and asks the others for candidates of that
+    class, and for the inventory, immediately."""
+    writer = placement_http.Client(hosts[0].url)
+    readers = [placement_http.Client(s.url) for s in hosts[1:]]
+    stale = []
+    try:
+        for _round in range(ROUNDS):
+            rc = 'CUSTOM_SEEN_%s' % uuid.uuid4().hex[:12].upper()
+            writer.checked('PUT', '/resource_classes/%s' % rc,
+                           expect=(201,))
+            rp = writer.checked('POST', '/resource_providers',
+                                {'name': rc})['uuid']
+            writer.checked(
+                'PUT', '/resource_providers/%s/inventories' % rp,
+                {'resource_provider_generation': 0,
+                 'inventories': {rc: {'total': 4}}})
+            for index, reader in enumerate(readers, 1):
+                body = reader.checked(
+                    'GET', '/allocation_candidates?resources=%s:1' % rc)
+                if [r['allocations'] for r in body[
+                        'allocation_requests']] != [
+                            {rp: {'resources': {rc: 1}}}]:
+                    stale.append('host %d: candidates of %s' % (index, rc))
+    finally:
+        writer.close()
+        for reader in readers:
+            reader.close()
+    assert not stale, '%d of %d reads stale: %s' % (
+        len(stale), ROUNDS * len(readers), stale[:5])

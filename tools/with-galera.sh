@@ -95,7 +95,7 @@ start_node() {  # start_node NODE [--wsrep-new-cluster]
         --wsrep-node-name="node$node" \
         --wsrep-node-address="127.0.0.1:$(port "$node" 1)" \
         --wsrep-node-incoming-address="127.0.0.1:$(port "$node" 0)" \
-        --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$(port "$node" 1);ist.recv_addr=127.0.0.1:$(port "$node" 2);gcache.size=64M" \
+        --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$(port "$node" 1);ist.recv_addr=127.0.0.1:$(port "$node" 2);gcache.size=64M;cert.log_conflicts=yes" \
         --wsrep-sst-method=rsync --wsrep-log-conflicts=ON \
         --wsrep-sst-receive-address="127.0.0.1:$(port "$node" 3)" \
         "$@" >"$tmp/node$node.log" 2>&1 &

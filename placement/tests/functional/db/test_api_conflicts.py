@@ -135,7 +135,8 @@ def test_backoff_grows_exponentially_with_full_jitter():
     ('POST', '/resource_providers', {'name': 'lost'}),
     ('PUT', '/traits/CUSTOM_LOST', None),
     # Handled by the allocation handler, as a provider generation race.
-    ('PUT', '/allocations/%s' % uuid.uuid4(), 'allocation'),
+    ('PUT', '/allocations/0c6a1f0e-3b8e-4c1d-9a57-2f4e8d6b1a90',
+     'allocation'),
 ])
 def test_a_write_that_keeps_losing_answers_409(db, monkeypatch, method,
                                                path, body):

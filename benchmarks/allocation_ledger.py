@@ -92,6 +92,16 @@ class Ledger:
                 for consumer, state in changes.items():
                     self.uncertain[consumer] = (state, index)
 
+    def record_provider_write(self, rp, response):
+        """Note a write that bumps provider ``rp``'s generation once
+        (an inventory update) without changing any consumer."""
+        with self._lock:
+            status = response.status
+            if status is not None and 200 <= status < 300:
+                self.provider_writes[rp] += 1
+            elif status is None or status >= 500:
+                self.uncertain_provider_writes[rp] += 1
+
     def consumers(self):
         return sorted(self.acknowledged)
 
@@ -116,12 +126,14 @@ def read_consumer(client, consumer):
     return ConsumerState(allocations, body.get('project_id'))
 
 
-def _read_consumers(url, token, consumers, threads):
-    """``{consumer: ConsumerState}`` as the server reports them now."""
+def _read_consumers(urls, token, consumers, threads):
+    """``{consumer: ConsumerState}`` as the servers report them now, each
+    consumer read through one of ``urls`` (round-robin)."""
     found = {}
-    chunks = [consumers[i::threads] for i in range(threads)]
+    chunks = [(urls[i % len(urls)], consumers[i::threads])
+              for i in range(threads)]
 
-    def read_chunk(chunk):
+    def read_chunk(url, chunk):
         client = placement_http.Client(url, token)
         try:
             for consumer in chunk:
@@ -129,7 +141,7 @@ def _read_consumers(url, token, consumers, threads):
         finally:
             client.close()
 
-    workers = [threading.Thread(target=read_chunk, args=(chunk,))
+    workers = [threading.Thread(target=read_chunk, args=chunk)
                for chunk in chunks]
     for worker in workers:
         worker.start()
@@ -242,15 +254,28 @@ def _check_projects(client, actual, problems):
 
 
 def verify(url, token, ledger, threads=4):
-    """Read the server's state back and compare it with ``ledger``."""
+    """Read the server's state back and compare it with ``ledger``.
+
+    ``url`` may be a list of servers sharing one database: consumers are
+    then read through all of them in turn, and provider and project
+    usages through each of them.
+    """
+    urls = [url] if isinstance(url, str) else list(url)
     problems = []
-    actual = _read_consumers(url, token, ledger.consumers(), threads)
+    actual = _read_consumers(urls, token, ledger.consumers(),
+                             max(threads, len(urls)))
     applied = _resolve(ledger, actual, problems)
-    client = placement_http.Client(url, token)
-    try:
-        _check_no_records(client, ledger, actual, problems)
-        _check_providers(client, ledger, actual, problems)
-        _check_projects(client, actual, problems)
-    finally:
-        client.close()
+    for index, server in enumerate(urls):
+        client = placement_http.Client(server, token)
+        found = []
+        try:
+            if index == 0:
+                _check_no_records(client, ledger, actual, found)
+            _check_providers(client, ledger, actual, found)
+            _check_projects(client, actual, found)
+        finally:
+            client.close()
+        if found and len(urls) > 1:
+            found.insert(0, 'read through %s:' % server)
+        problems.extend(found)
     return Verification(problems, len(ledger.uncertain_writes), applied)

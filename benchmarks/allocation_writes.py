@@ -5,7 +5,12 @@ Run from the checkout root against any running Placement server::
 
     python3 -m benchmarks.allocation_writes --url http://127.0.0.1:8000 \\
         [--token admin] [--mode put|post|mixed] [--clients 10] \\
-        [--providers 10] [--attempts 400] [--seed 1]
+        [--providers 10] [--attempts 400] [--seed 1] [--provider-writes]
+
+``--url`` may be repeated (one URL per API host, or per host attached to
+its own database node): clients are spread over them round-robin and the
+read-back goes through each of them, so an acknowledged write that one
+host cannot see yet is reported.
 
 The script creates ``--providers`` fresh providers with VCPU inventory
 sized so that the demand of all attempts exceeds the total capacity by a
@@ -18,7 +23,10 @@ Modes:
 ``put``    each attempt is ``PUT /allocations/{new consumer}``;
 ``post``   each attempt is ``POST /allocations`` for 2-3 new consumers;
 ``mixed``  PUTs and POSTs of new consumers, POSTs moving a client's own
-           consumers to other providers (and projects), and DELETEs.
+           consumers to other providers (and projects), and DELETEs;
+           with ``--provider-writes`` also inventory updates (read the
+           provider, then replace its inventories with a new MEMORY_MB
+           total and the same VCPU) and provider creates.
 
 It prints successful writes per second, 409s by error code, 5xx, writes
 that got no answer and other statuses, then reads everything back through
@@ -47,6 +55,8 @@ _body = allocation_ledger.allocation_body
 SPLIT_SHARE = 0.25
 #: Attempt kinds of the mixed mode and their weights.
 MIXED_KINDS = {'put': 40, 'post': 20, 'move': 25, 'delete': 15}
+#: Extra kinds of the mixed mode with ``provider_writes``.
+PROVIDER_KINDS = {'inventory': 10, 'create': 5}
 PROJECTS_PER_RUN = 3
 
 
@@ -66,15 +76,24 @@ def _demand(rng, providers):
     return {rng.randrange(providers): rng.randint(1, 4)}
 
 
-def plan(mode, attempts, providers, rng):
+def mixed_kinds(provider_writes):
+    """``{kind: weight}`` of the mixed mode."""
+    kinds = dict(MIXED_KINDS)
+    if provider_writes:
+        kinds.update(PROVIDER_KINDS)
+    return kinds
+
+
+def plan(mode, attempts, providers, rng, provider_writes=False):
     """The attempts of a run, decided up front so demand is known."""
     kinds = {'put': ['put'], 'post': ['post']}.get(mode)
+    weights = mixed_kinds(provider_writes)
     planned = []
     for _ in range(attempts):
-        kind = (kinds or rng.choices(list(MIXED_KINDS),
-                                     list(MIXED_KINDS.values())))[0]
+        kind = (kinds or rng.choices(list(weights),
+                                     list(weights.values())))[0]
         count = {'put': 1, 'post': rng.randint(2, 3), 'move': 2,
-                 'delete': 0}[kind]
+                 'delete': 0, 'inventory': 1, 'create': 0}[kind]
         planned.append(Attempt(kind, [_demand(rng, providers)
                                       for _ in range(count)]))
     return planned
@@ -156,10 +175,10 @@ class _ClientLoad:
     the thread forgets the consumer (its generation is unknown).
     """
 
-    def __init__(self, load, rng):
+    def __init__(self, load, rng, url):
         self._load = load
         self._rng = rng
-        self._client = placement_http.Client(load.url, load.token)
+        self._client = placement_http.Client(url, load.token)
         self._generations = {}  # live consumer -> generation
 
     def run(self, attempts):
@@ -208,6 +227,34 @@ class _ClientLoad:
         self._write('delete', 'DELETE', '/allocations/%s' % consumer, None,
                     {consumer: allocation_ledger.ABSENT})
 
+    def _inventory(self, attempt):
+        """Read a provider, then replace its inventories: VCPU as it
+        was, MEMORY_MB with a new total (capacity checks are on VCPU)."""
+        rp = self._load.providers[next(iter(attempt.demands[0]))]
+        path = '/resource_providers/%s/inventories' % rp
+        current = self._client.request('GET', path)
+        if current.status != 200:
+            self._load.tally.record('inventory', current)
+            return
+        inventories = {RESOURCE_CLASS: {'total': self._load.capacity,
+                                        'max_unit': self._load.capacity},
+                       'MEMORY_MB': {'total': self._rng.randint(1, 64) * 1024}}
+        response = self._client.request('PUT', path, {
+            'resource_provider_generation':
+                current.body['resource_provider_generation'],
+            'inventories': inventories})
+        self._load.tally.record('inventory', response)
+        self._load.ledger.record_provider_write(rp, response)
+
+    def _create(self, attempt):
+        name = 'allocation-writes-extra-%s' % uuid.uuid4()
+        response = self._client.request('POST', '/resource_providers',
+                                        {'name': name})
+        self._load.tally.record('create', response)
+        if response.status == 200:
+            # list.append is atomic: no lock needed between clients.
+            self._load.created_providers.append(response.body['uuid'])
+
     def _write(self, kind, method, path, body, changes):
         response = self._client.request(method, path, body)
         self._load.tally.record(kind, response)
@@ -230,20 +277,25 @@ class AllocationLoad:
     threads while ``run`` is going."""
 
     def __init__(self, url, token='admin', mode='put', clients=10,
-                 providers=10, attempts=400, seed=1):
-        self.url = url
+                 providers=10, attempts=400, seed=1, provider_writes=False):
+        # One URL, or a list: clients are spread over them round-robin.
+        self.urls = [url] if isinstance(url, str) else list(url)
+        self.url = self.urls[0]
         self.token = token
         self.mode = mode
         self.clients = clients
         self.provider_count = providers
         self.seed = seed
         self._rng = random.Random(seed)
-        self.planned = plan(mode, attempts, providers, self._rng)
+        self.provider_writes = provider_writes
+        self.planned = plan(mode, attempts, providers, self._rng,
+                            provider_writes)
         self.capacity = capacity_per_provider(self.planned, providers)
         # Fresh per run (never from the seed): project usages are checked
         # and a server may hold earlier runs.
         self.projects = [str(uuid.uuid4()) for _ in range(PROJECTS_PER_RUN)]
         self.providers = []  # uuids in the order demands index them
+        self.created_providers = []  # by 'create' attempts
         self.tally = Tally()
         self.ledger = allocation_ledger.Ledger()
         self.seconds = None
@@ -265,7 +317,8 @@ class AllocationLoad:
 
     def run(self):
         """Send all planned attempts from ``clients`` threads."""
-        loads = [_ClientLoad(self, random.Random(self.seed * 1000 + i))
+        loads = [_ClientLoad(self, random.Random(self.seed * 1000 + i),
+                             self.urls[i % len(self.urls)])
                  for i in range(self.clients)]
         threads = [threading.Thread(target=load.run,
                                     args=(self.planned[i::self.clients],))
@@ -277,8 +330,10 @@ class AllocationLoad:
             thread.join()
         self.seconds = time.monotonic() - start
 
-    def verify(self):
-        return allocation_ledger.verify(self.url, self.token, self.ledger)
+    def verify(self, urls=None):
+        """Read everything back through ``urls`` (default: the load's)."""
+        return allocation_ledger.verify(urls or self.urls, self.token,
+                                        self.ledger)
 
 
 def report(load, verification, out=sys.stdout):
@@ -315,8 +370,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.split('\n\n')[0],
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--url', required=True,
-                        help='Placement endpoint, e.g. http://127.0.0.1:8000')
+    parser.add_argument('--url', required=True, action='append',
+                        help='Placement endpoint, e.g. http://127.0.0.1:8000'
+                        ' (repeat to spread clients over several)')
     parser.add_argument('--token', default='admin',
                         help='X-Auth-Token to send (default: admin)')
     parser.add_argument('--mode', choices=('put', 'post', 'mixed'),
@@ -329,9 +385,13 @@ def main(argv=None):
                         help='writes to send in total (default: 400)')
     parser.add_argument('--seed', type=int, default=1,
                         help='seed of the planned demands (default: 1)')
+    parser.add_argument('--provider-writes', action='store_true',
+                        help='mixed mode: add inventory updates and '
+                        'provider creates')
     args = parser.parse_args(argv)
     load = AllocationLoad(args.url, args.token, args.mode, args.clients,
-                          args.providers, args.attempts, args.seed)
+                          args.providers, args.attempts, args.seed,
+                          args.provider_writes)
     load.prepare()
     load.run()
     verification = load.verify()

@@ -62,6 +62,17 @@ class ConcurrentUpdateDetected(Conflict):
                'data. Please retry your update')
 
 
+class TransactionConflict(ConcurrentUpdateDetected):
+    """A writer kept losing conflicts with other transactions (deadlocks,
+    Galera certification failures) after all its re-runs; nothing was
+    written. Raised by the transaction decorators of ``placement.db.api``.
+    ``reason`` names the last database error, for the log only."""
+
+    def __init__(self, reason=''):
+        super().__init__()
+        self.reason = reason
+
+
 class ResourceProviderConcurrentUpdateDetected(ConcurrentUpdateDetected):
     """A provider generation compare-and-set failed."""
 

@@ -155,6 +155,15 @@ class Dispatcher:
                     code=errors.DATABASE_UNAVAILABLE),
                 environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
                 environ.get(microversion.ENVIRON_KEY))
+        except exception.TransactionConflict as exc:
+            # A writer that kept losing to others (handlers that know
+            # ConcurrentUpdateDetected answer it themselves): 409, as a
+            # provider generation race is, never 500.
+            environ[requestlog.ENVIRON_FAILURE] = exc.reason
+            response = errors.render(
+                errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE),
+                environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
+                environ.get(microversion.ENVIRON_KEY))
         except webob.exc.HTTPException as exc:
             environ[middleware.ENVIRON_VARY] = getattr(exc, 'sets_vary', True)
             response = errors.render(

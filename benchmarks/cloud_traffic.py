@@ -241,7 +241,8 @@ class Cloud:
         self._lock = threading.Lock()
         self._local = threading.local()
         self.recorder = None
-        self.sustained = []          # StepResults within the bound
+        self.steps = []              # every StepResult
+        self.sustained = []          # those within the bound
         self.stopped = None          # why it is not asked any more
         self.db_pid = None
 
@@ -608,6 +609,27 @@ def summary(clouds):
             lines.append('%s sustains %.2fx the requests/s of %s' % (
                 first, best[first].rate / best[cloud.label].rate,
                 cloud.label))
+        lines.extend(same_load_lines(clouds[0], cloud))
+    return lines
+
+
+def same_load_lines(first, other):
+    """How ``first`` compares with ``other`` at each factor both ran:
+    p99 and server CPU per request, which a machine busy with other work
+    distorts less than the sustained rate."""
+    lines = []
+    theirs = {r.factor: r for r in other.steps}
+    for mine in first.steps:
+        their = theirs.get(mine.factor)
+        if their is None or not mine.requests or not their.requests:
+            continue
+        parts = ['p99 %.1f vs %.1f ms' % (mine.p(0.99), their.p(0.99))]
+        if mine.server_cpu and their.server_cpu:
+            parts.append('server CPU/request %.2fx less' % (
+                (their.server_cpu / their.requests)
+                / (mine.server_cpu / mine.requests)))
+        lines.append('x%g: %s vs %s: %s' % (
+            mine.factor, first.label, other.label, ', '.join(parts)))
     return lines
 
 
@@ -652,7 +674,7 @@ def parser():
     parser.add_argument('--usages', type=float, default=2.0)
     parser.add_argument('--pick', choices=['first', 'random'],
                         default='first')
-    parser.add_argument('--factors', default='1,2,4,8,16,32,64',
+    parser.add_argument('--factors', default='0.5,1,2,4,8,16,32,64',
                         help='load factors, in increasing order')
     parser.add_argument('--duration', type=float, default=20.0,
                         help='seconds of traffic per step and server')
@@ -738,6 +760,7 @@ def measure(targets, args, db_pid=None):
             result = run_step(cloud, factor, args,
                               random.Random('%s-%s' % (args.seed, factor)))
             print(step_line(result, width), flush=True)
+            cloud.steps.append(result)
             why = result.why_not()
             if why:
                 cloud.stopped = 'x%g: %s' % (factor, why)

@@ -71,3 +71,16 @@ def test_a_step_is_sustained_only_within_every_bound():
     assert 'not done' in _step([0.01], dropped=3).why_not()
     # 409s are the expected answer to a lost race, not errors.
     assert _step([0.01], statuses=(409,)).why_not() is None
+
+
+def test_same_load_comparison_uses_cpu_per_request():
+    def cloud(label, cpu):
+        result = _step([0.01] * 10)
+        result.label, result.server_cpu = label, cpu
+        holder = cloud_traffic.Cloud(label, 'http://x', None, None, None)
+        holder.steps = [result]
+        return holder
+    lines = cloud_traffic.same_load_lines(cloud('ours', 0.1),
+                                          cloud('upstream', 0.3))
+    assert lines == ['x1: ours vs upstream: p99 10.0 vs 10.0 ms, '
+                     'server CPU/request 3.00x less']

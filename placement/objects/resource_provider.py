@@ -101,6 +101,20 @@ def lock(ctx, provider_ids):
     return dict(ctx.conn.execute(stmt).all())
 
 
+def lock_uuids_and_ids(ctx, uuids, ids):
+    """Lock the providers with these uuids or ids as ``lock`` does, in
+    one statement: [(id, uuid, generation)] of those that exist."""
+    if not uuids and not ids:
+        return []
+    stmt = (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)
+            .where(sa.or_(_RP.c.uuid.in_(sorted(set(uuids))),
+                          _RP.c.id.in_(sorted(set(ids)))))
+            .order_by(_RP.c.id))
+    if ctx.conn.dialect.name != 'sqlite':
+        stmt = stmt.with_for_update()
+    return ctx.conn.execute(stmt).all()
+
+
 def increment_generation(ctx, provider_id, expected):
     """Compare-and-set the generation from ``expected`` to ``expected+1``.
 

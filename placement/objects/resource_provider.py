@@ -106,10 +106,15 @@ def lock_uuids_and_ids(ctx, uuids, ids):
     one statement: [(id, uuid, generation)] of those that exist."""
     if not uuids and not ids:
         return []
+    # Only the terms in use: an empty IN in an OR can keep the database
+    # from using either index.
+    terms = []
+    if uuids:
+        terms.append(_RP.c.uuid.in_(sorted(set(uuids))))
+    if ids:
+        terms.append(_RP.c.id.in_(sorted(set(ids))))
     stmt = (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)
-            .where(sa.or_(_RP.c.uuid.in_(sorted(set(uuids))),
-                          _RP.c.id.in_(sorted(set(ids)))))
-            .order_by(_RP.c.id))
+            .where(sa.or_(*terms)).order_by(_RP.c.id))
     if ctx.conn.dialect.name != 'sqlite':
         stmt = stmt.with_for_update()
     return ctx.conn.execute(stmt).all()

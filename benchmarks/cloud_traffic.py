@@ -183,11 +183,14 @@ class Recorder:
         self.statuses = collections.defaultdict(collections.Counter)
         self.lags = []
         self.dropped = 0
+        self.samples = []       # (endpoint, status, text) of a few errors
 
-    def add(self, endpoint, status, seconds):
+    def add(self, endpoint, status, seconds, text=None):
         with self._lock:
             self.seconds[endpoint].append(seconds)
             self.statuses[endpoint][status] += 1
+            if (status is None or status >= 500) and len(self.samples) < 5:
+                self.samples.append((endpoint, status, str(text)[:300]))
 
     def lag(self, seconds):
         with self._lock:
@@ -260,7 +263,8 @@ class Cloud:
         start = time.perf_counter()
         resp = self._client().fetch(method, path, body)
         self.recorder.add(endpoint, resp.status,
-                          time.perf_counter() - start)
+                          time.perf_counter() - start,
+                          resp.failure or resp.body)
         if resp.status is None:
             return None, resp.failure
         return resp.status, placement_http.decode(resp.body)
@@ -762,7 +766,12 @@ def measure(targets, args, db_pid=None):
             print(step_line(result, width), flush=True)
             cloud.steps.append(result)
             why = result.why_not()
+            for endpoint, status, text in result.recorder.samples:
+                print('    error %s: %s %s' % (endpoint, status, text),
+                      flush=True)
             if why:
+                for line in endpoint_lines(result):
+                    print(line, flush=True)
                 cloud.stopped = 'x%g: %s' % (factor, why)
             else:
                 cloud.sustained.append(result)

@@ -84,3 +84,15 @@ def test_same_load_comparison_uses_cpu_per_request():
                                           cloud('upstream', 0.3))
     assert lines == ['x1: ours vs upstream: p99 10.0 vs 10.0 ms, '
                      'server CPU/request 3.00x less']
+
+
+def test_recorder_keeps_a_few_error_texts():
+    recorder = cloud_traffic.Recorder()
+    recorder.add('GET x', 200, 0.01, b'fine')
+    recorder.add('GET x', 409, 0.01, b'conflict')
+    for _ in range(7):
+        recorder.add('PUT y', 503, 0.01, b'database unavailable')
+    recorder.add('GET x', None, 0.01, 'ConnectionResetError: reset')
+    assert recorder.samples == [('PUT y', 503, "b'database unavailable'")
+                                ] * 5
+    assert recorder.errors() == 8

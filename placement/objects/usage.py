@@ -63,9 +63,16 @@ def totals(ctx, project, user=None):
 
 @functools.lru_cache(maxsize=None)
 def _by_type(with_user, kept):
-    """(sums, counts, grouped) statements; ``kept`` is None (every
-    group), UNKNOWN, ALL or any other value for one named type, bound as
-    ``consumer_type``."""
+    """(statement, grouped): rows (group if grouped, class name, amount,
+    consumer count of the group); ``kept`` is None (every group), UNKNOWN,
+    ALL or any other value for one named type, bound as
+    ``consumer_type``.
+
+    Sums and counts come from one statement, so that they describe the
+    same moment: on PostgreSQL and MySQL each statement of a reader sees
+    the writes committed before it, and a count read separately could
+    name a group the sums did not have.
+    """
     source, where = _consumers(with_user)
     group = sa.func.coalesce(_TYPES.c.name, UNKNOWN).label('grp')
     if kept == UNKNOWN:
@@ -74,14 +81,28 @@ def _by_type(with_user, kept):
         where.append(_TYPES.c.name == sa.bindparam('consumer_type'))
     # "all" is one group: no grouping column, the name added below.
     groups = [] if kept == ALL else [group]
-    sums = (sa.select(*groups, _RC.c.name, sa.func.sum(_ALLOC.c.used))
+    sums = (sa.select(*groups, _RC.c.name.label('rc'),
+                      sa.func.sum(_ALLOC.c.used).label('used'))
             .select_from(source.join(_RC,
                                      _RC.c.id == _ALLOC.c.resource_class_id))
-            .where(*where).group_by(*groups, _RC.c.name))
-    counts = (sa.select(*groups,
-                        sa.func.count(sa.distinct(_ALLOC.c.consumer_id)))
-              .select_from(source).where(*where).group_by(*groups))
-    return sums, counts, bool(groups)
+            .where(*where).group_by(*groups, _RC.c.name)).subquery()
+    source, where = _consumers(with_user)
+    if kept == UNKNOWN:
+        where.append(_CONSUMERS.c.consumer_type_id.is_(None))
+    elif kept not in (None, ALL):
+        where.append(_TYPES.c.name == sa.bindparam('consumer_type'))
+    counts = (sa.select(*groups, sa.func.count(
+        sa.distinct(_ALLOC.c.consumer_id)).label('consumers'))
+        .select_from(source).where(*where).group_by(*groups)).subquery()
+    if groups:
+        joined = sums.join(counts, sums.c.grp == counts.c.grp)
+        columns = [sums.c.grp]
+    else:
+        joined = sums.join(counts, sa.true())
+        columns = []
+    statement = sa.select(*columns, sums.c.rc, sums.c.used,
+                          counts.c.consumers).select_from(joined)
+    return statement, bool(groups)
 
 
 @db_api.reader
@@ -97,14 +118,13 @@ def by_consumer_type(ctx, project, user=None, consumer_type=None):
         return {}
     kept = consumer_type if consumer_type in (None, UNKNOWN, ALL) \
         else 'named'
-    sums, counts, grouped = _by_type(user is not None, kept)
-    params = {'project': project, 'user': user,
-              'consumer_type': consumer_type}
+    statement, grouped = _by_type(user is not None, kept)
     usages = {}
-    for row in ctx.conn.execute(sums, params):
-        name = row[0] if grouped else ALL
-        usages.setdefault(name, {})[row[-2]] = int(row[-1])
-    for row in ctx.conn.execute(counts, params):
+    for row in ctx.conn.execute(statement, {
+            'project': project, 'user': user,
+            'consumer_type': consumer_type}):
+        group = usages.setdefault(row[0] if grouped else ALL, {})
+        group[row[-3]] = int(row[-2])
         if row[-1]:
-            usages[row[0] if grouped else ALL]['consumer_count'] = row[-1]
+            group['consumer_count'] = row[-1]
     return usages

@@ -1,22 +1,29 @@
 """Time small GET requests on running servers, side by side.
 
-Meant for measuring what a middleware costs: serve the same checkout
-twice (e.g. ``OS_METRICS__ENABLED=True`` and ``False``) and compare::
+The requests a compute node's periodic refresh sends (provider tree,
+inventories, traits, aggregates) and usages, against ``GET /`` of the
+same server, which is the floor a request cannot go below::
 
     python3 -m benchmarks.small_gets \\
         --url metrics=http://127.0.0.1:8411 \\
         --url nometrics=http://127.0.0.1:8412
+    # ours and upstream 16.0.0, started for the run (gunicorn -w 2)
+    python3 -m benchmarks.small_gets --side-by-side --concurrency 10
 
-Each server gets one provider with an inventory (created if missing);
-then ``GET /resource_providers/<uuid>``, ``GET /resource_providers/<uuid>/
-inventories`` and ``GET /`` are timed in ``--rounds`` interleaved rounds
-of ``--requests`` sequential requests each, over one client connection, and
-the median of each round is printed, then the median of those medians
-with the spread (lowest and highest round) and the ratio to the first
-server. Standard library only.
+Each server gets one provider with an inventory, a trait and an
+aggregate (created if missing); then every path is timed in ``--rounds``
+interleaved rounds (server A, server B, A, B, ...): ``--requests``
+sequential requests over one connection, the median of each round kept;
+with ``--concurrency`` C > 1 also ``--requests`` requests from C
+clients, requests per second kept. It prints, per path and server, the
+median of the rounds' figures with the spread (lowest and highest
+round), the ratio to the first server, and the share of the same
+server's ``GET /`` rate. Standard library only (``--side-by-side`` uses
+the test helpers).
 """
 
 import argparse
+import concurrent.futures
 import statistics
 import sys
 import time
@@ -25,6 +32,17 @@ from benchmarks import allocation_candidates as bench
 from benchmarks import placement_http
 
 PROVIDER = bench.ident('small-gets-provider')
+AGGREGATE = bench.ident('small-gets-aggregate')
+PATHS = [
+    '/',
+    '/resource_providers/' + PROVIDER,
+    '/resource_providers?in_tree=' + PROVIDER,
+    '/resource_providers/%s/inventories' % PROVIDER,
+    '/resource_providers/%s/traits' % PROVIDER,
+    '/resource_providers/%s/aggregates' % PROVIDER,
+    '/resource_providers/%s/usages' % PROVIDER,
+    '/usages?project_id=' + bench.ident('small-gets-project'),
+]
 
 
 def prepare(url):
@@ -33,10 +51,13 @@ def prepare(url):
     client.close()
     if status == 404:
         bench.create_provider(bench.Client(url, 'admin', 30),
-                              'small-gets-provider', {'VCPU': {'total': 8}})
+                              'small-gets-provider', {'VCPU': {'total': 8}},
+                              traits=['HW_CPU_X86_AVX2'],
+                              aggregates=[AGGREGATE])
 
 
 def one_round(url, path, requests):
+    """Median seconds of ``requests`` sequential GETs."""
     client = placement_http.Client(url, timeout=30)
     times = []
     try:
@@ -51,34 +72,98 @@ def one_round(url, path, requests):
     return statistics.median(times)
 
 
+def concurrent_round(url, path, requests, concurrency):
+    """Requests per second of ``requests`` GETs from ``concurrency``
+    clients, each with a keep-alive connection."""
+    share = [requests // concurrency + (i < requests % concurrency)
+             for i in range(concurrency)]
+
+    def client_run(count):
+        client = placement_http.Client(url, timeout=30)
+        try:
+            for _ in range(count):
+                status = client.fetch('GET', path).status
+                if status != 200:
+                    raise RuntimeError('%s -> %s' % (path, status))
+        finally:
+            client.close()
+
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(client_run, share))
+    return requests / (time.perf_counter() - start)
+
+
+def measure(urls, path, args):
+    """{label: [median seconds per round]}, {label: [req/s per round]}."""
+    medians = {label: [] for label, _url in urls}
+    rates = {label: [] for label, _url in urls}
+    for _ in range(args.rounds):
+        for label, url in urls:
+            medians[label].append(one_round(url, path, args.requests))
+            if args.concurrency > 1:
+                rates[label].append(concurrent_round(
+                    url, path, args.requests, args.concurrency))
+    return medians, rates
+
+
+def report(urls, path, medians, rates, root_rates, args):
+    first = urls[0][0]
+    lines = []
+    for label, _url in urls:
+        values = medians[label]
+        middle = statistics.median(values)
+        line = ('GET %-60s %-10s median %.3f ms (rounds %.3f-%.3f) x%.2f '
+                'of %s' % (path[:60], label, middle * 1000,
+                           min(values) * 1000, max(values) * 1000,
+                           middle / statistics.median(medians[first]),
+                           first))
+        if rates[label]:
+            rate = statistics.median(rates[label])
+            line += '; c%d %.0f req/s (rounds %.0f-%.0f), %.2fx %s' % (
+                args.concurrency, rate, min(rates[label]),
+                max(rates[label]),
+                rate / statistics.median(rates[first]), first)
+            if root_rates.get(label):
+                line += ', %.2f of its GET /' % (
+                    rate / statistics.median(root_rates[label]))
+        lines.append(line)
+    return lines
+
+
+def run(urls, args):
+    for _label, url in urls:
+        prepare(url)
+    root_rates = {}
+    for path in PATHS:
+        medians, rates = measure(urls, path, args)
+        if path == '/':
+            root_rates = rates
+        for line in report(urls, path, medians, rates, root_rates, args):
+            print(line, flush=True)
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--url', action='append', required=True,
-                        metavar='[LABEL=]URL')
+    parser.add_argument('--url', action='append', metavar='[LABEL=]URL')
+    parser.add_argument('--side-by-side', action='store_true',
+                        help='start ours and upstream 16.0.0 (gunicorn) '
+                        'on fresh databases and measure both')
+    parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--requests', type=int, default=200)
     parser.add_argument('--rounds', type=int, default=5)
+    parser.add_argument('--concurrency', type=int, default=1)
     args = parser.parse_args(argv)
-    urls = bench.label_urls(args.url)
-    for _label, url in urls:
-        prepare(url)
-    paths = ['/resource_providers/' + PROVIDER,
-             '/resource_providers/%s/inventories' % PROVIDER, '/']
-    for path in paths:
-        medians = {label: [] for label, _url in urls}
-        for _ in range(args.rounds):
-            for label, url in urls:
-                medians[label].append(one_round(url, path, args.requests))
-        first = statistics.median(medians[urls[0][0]])
-        for label, _url in urls:
-            values = medians[label]
-            middle = statistics.median(values)
-            print('GET %-60s %-10s median %.3f ms (rounds %.3f-%.3f ms) '
-                  'x%.3f of %s' % (
-                      path, label, middle * 1000, min(values) * 1000,
-                      max(values) * 1000, middle / first, urls[0][0]),
-                  flush=True)
+    if bool(args.url) == bool(args.side_by_side):
+        parser.error('give either --url or --side-by-side')
+    if args.side_by_side:
+        from benchmarks import servers
+        with servers.side_by_side(args.workers) as started:
+            return run([(s.label, s.url) for s in started], args)
+    return run(bench.label_urls(args.url), args)
 
 
 if __name__ == '__main__':

@@ -1,4 +1,15 @@
-"""Policy enforcement with oslo.policy."""
+"""Policy enforcement with oslo.policy, its decisions remembered briefly.
+
+oslo.policy evaluates a rule's check tree, and looks for changed policy
+files, on every call: together most of a small request's non-database
+time. The same caller (identity and scope) asking the same rule about the
+same target always gets the same answer from the same rules, so answers
+are kept until the next look at the policy files, at most
+``RELOAD_INTERVAL`` seconds later (see api-ref/behaviour-choices.rst,
+'Policy file changes').
+"""
+
+import time
 
 from oslo_policy import policy as oslo_policy
 
@@ -7,13 +18,31 @@ from placement import errors
 from placement import policies
 
 
+#: Seconds between two looks at the policy files; answers are kept as
+#: long.
+RELOAD_INTERVAL = 1.0
+#: Answers kept at most (callers x rules x targets), then forgotten.
+MEMO_LIMIT = 10000
+
+
+def _frozen(values):
+    """A hashable form of a flat dict of policy values (lists as
+    tuples); TypeError for anything else unhashable."""
+    return tuple(sorted(
+        (key, tuple(value) if isinstance(value, list) else value)
+        for key, value in values.items()))
+
+
 class PolicyEnforcer:
     """Owns the oslo.policy Enforcer for one application."""
 
-    def __init__(self, conf):
+    def __init__(self, conf, clock=time.monotonic):
         self.enforcer = oslo_policy.Enforcer(conf)
         self.enforcer.register_defaults(policies.list_rules())
         self.enforcer.load_rules()
+        self._clock = clock
+        self._next_look = clock() + RELOAD_INTERVAL
+        self._answers = {}
 
     def allows(self, context, rule, target):
         """True if ``context`` may perform ``rule``; for answers that
@@ -31,14 +60,34 @@ class PolicyEnforcer:
         string with "Policy does not allow {rule} to be performed." (the
         texts clients match).
         """
+        now = self._clock()
+        if now >= self._next_look:
+            self._next_look = now + RELOAD_INTERVAL
+            self.enforcer.load_rules()
+            self._answers = {}
+        try:
+            key = (rule, _frozen(context.to_policy_values()),
+                   _frozen(target))
+            denial = self._answers[key]
+        except TypeError:  # an unhashable value: decide without memory
+            denial = self._decide(context, rule, target)
+        except KeyError:
+            denial = self._decide(context, rule, target)
+            if len(self._answers) >= MEMO_LIMIT:
+                self._answers = {}
+            self._answers[key] = denial
+        if denial is not None:
+            raise errors.Forbidden(denial, vary=False)
+
+    def _decide(self, context, rule, target):
+        """The 403 text for ``context`` asking ``rule``, None if allowed."""
         try:
             self.enforcer.authorize(rule, target, context, do_raise=True)
         except oslo_policy.InvalidScope:
-            raise errors.Forbidden(rule, vary=False)
+            return rule
         except oslo_policy.PolicyNotAuthorized:
-            raise errors.Forbidden(
-                'Policy does not allow %s to be performed.' % rule,
-                vary=False)
+            return 'Policy does not allow %s to be performed.' % rule
+        return None
 
 
 def get_enforcer():

@@ -17,12 +17,16 @@ def _min_capacity(req):
     return 0 if util.version(req) >= microversion.ZERO_CAPACITY else 1
 
 
+def _missing(exc):
+    """The 404 of reads, with the reference's doubled message."""
+    return errors.NotFound('%s : %s' % (exc, exc))
+
+
 def _provider_for_read(ctx, uuid):
-    """The provider, or 404 with the reference's doubled message."""
     try:
         return rp_obj.get_by_uuid(ctx, uuid)
     except exception.ResourceProviderNotFound as exc:
-        raise errors.NotFound('%s : %s' % (exc, exc))
+        raise _missing(exc)
 
 
 def _record(inventory):
@@ -50,8 +54,11 @@ def _written(data):
 def get_inventories(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:inventories:list')
-    provider = _provider_for_read(ctx, req.urlvars['uuid'])
-    inventories = inv_obj.get_all(ctx, provider)
+    try:
+        provider, inventories = inv_obj.get_provider_inventories(
+            ctx, req.urlvars['uuid'])
+    except exception.ResourceProviderNotFound as exc:
+        raise _missing(exc)
     return util.json_response(req, {
         'resource_provider_generation': provider.generation,
         'inventories': {i.resource_class: _record(i) for i in inventories},

@@ -4,7 +4,6 @@ from placement import errors
 from placement import exception
 from placement import microversion
 from placement.objects import inventory as inv_obj
-from placement.objects import resource_provider as rp_obj
 from placement.objects import usage as usage_obj
 from placement.schemas import usage as schema
 from placement import util
@@ -18,12 +17,13 @@ def list_usages(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:usages')
     try:
-        provider = rp_obj.get_by_uuid(ctx, req.urlvars['uuid'])
+        provider, usages = inv_obj.get_provider_usages(
+            ctx, req.urlvars['uuid'])
     except exception.ResourceProviderNotFound as exc:
         raise errors.NotFound('%s: %s' % (exc, exc))
     return util.json_response(req, {
         'resource_provider_generation': provider.generation,
-        'usages': inv_obj.usages(ctx, provider),
+        'usages': usages,
     }, last_modified=util.now())
 
 

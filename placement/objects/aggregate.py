@@ -32,12 +32,16 @@ def ids_by_uuid(conn, uuids):
     return dict(conn.execute(_IDS, {'uuids': sorted(set(uuids))}).all())
 
 
+_PROVIDER_AGGREGATES = (
+    sa.select(_AGG.c.uuid)
+    .select_from(_AGG.join(_RP_AGG, _RP_AGG.c.aggregate_id == _AGG.c.id))
+    .where(_RP_AGG.c.resource_provider_id == sa.bindparam('provider'))
+    .order_by(_AGG.c.id))
+
+
 def _provider_aggregates(ctx, provider_id):
     return list(ctx.conn.execute(
-        sa.select(_AGG.c.uuid)
-        .select_from(_AGG.join(_RP_AGG, _RP_AGG.c.aggregate_id == _AGG.c.id))
-        .where(_RP_AGG.c.resource_provider_id == provider_id)
-        .order_by(_AGG.c.id)).scalars())
+        _PROVIDER_AGGREGATES, {'provider': provider_id}).scalars())
 
 
 @db_api.reader

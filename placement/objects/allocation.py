@@ -111,25 +111,24 @@ def _current_rows(ctx, consumer_uuids):
         _ALLOC.c.consumer_id, consumer_uuids)
 
 
-def _usages(ctx, rp_ids, rc_ids):
-    """{(provider id, class id): amount allocated} for the pairs in use."""
-    rows = ctx.conn.execute(
-        sa.select(_ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
-                  sa.func.sum(_ALLOC.c.used))
-        .where(_ALLOC.c.resource_provider_id.in_(rp_ids),
-               _ALLOC.c.resource_class_id.in_(rc_ids))
-        .group_by(_ALLOC.c.resource_provider_id,
-                  _ALLOC.c.resource_class_id))
-    return {(rp, rc): int(used) for rp, rc, used in rows}
+_USED = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
+         .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
+                _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+         .scalar_subquery().label('allocated'))
 
 
 def _inventories(ctx, rp_ids, rc_ids):
-    """{(provider id, class id): inventory row} of the given pairs."""
-    rows = ctx.conn.execute(
-        sa.select(_INV).where(_INV.c.resource_provider_id.in_(rp_ids),
-                              _INV.c.resource_class_id.in_(rc_ids)))
-    return {(row.resource_provider_id, row.resource_class_id): row
-            for row in rows}
+    """({(provider id, class id): inventory row}, {pair: amount
+    allocated}) of the given pairs that have an inventory, in one round
+    trip: usage matters only where there is an inventory to check."""
+    inventories, used = {}, {}
+    for row in ctx.conn.execute(
+            sa.select(_INV, _USED)
+            .where(_INV.c.resource_provider_id.in_(rp_ids),
+                   _INV.c.resource_class_id.in_(rc_ids))):
+        pair = (row.resource_provider_id, row.resource_class_id)
+        inventories[pair], used[pair] = row, int(row.allocated)
+    return inventories, used
 
 
 def _check_capacity(ctx, new_rows, rp_uuids, rc_names, replaced):
@@ -142,7 +141,7 @@ def _check_capacity(ctx, new_rows, rp_uuids, rc_names, replaced):
     """
     rp_ids = sorted({rp for rp, _rc, _n in new_rows})
     rc_ids = sorted({rc for _rp, rc, _n in new_rows})
-    inventories = _inventories(ctx, rp_ids, rc_ids)
+    inventories, others = _inventories(ctx, rp_ids, rc_ids)
     with_any = {rp for rp, _rc in inventories}
     lacking = [rp for rp in dict.fromkeys(rp for rp, _rc, _n in new_rows)
                if rp not in with_any]
@@ -150,7 +149,6 @@ def _check_capacity(ctx, new_rows, rp_uuids, rc_names, replaced):
         raise exception.InvalidInventory(
             resource_class=', '.join(rc_names[rc] for rc in rc_ids),
             provider=', '.join(rp_uuids[rp] for rp in lacking))
-    others = _usages(ctx, rp_ids, rc_ids)
     before = collections.Counter(others) + replaced
     requested = collections.Counter()
     for rp, rc, amount in new_rows:
@@ -206,11 +204,10 @@ def replace(ctx, writes, rp_ids=None):
     ResourceClassNotFound, ResourceProviderNotFound, InvalidAllocation,
     ConsumerGenerationConflict or, when a provider generation moved,
     ResourceProviderConcurrentUpdateDetected. ``rp_ids`` are the
-    ``provider_ids`` of the writes when the caller already has them.
+    ``provider_ids`` of the writes when the caller already has them;
+    without them the providers are found and locked in one statement,
+    and nothing is written before an unknown one is reported.
     """
-    rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
-    if rp_ids is None:
-        rp_ids = provider_ids(ctx, request_uuids(writes))
     current = _current_rows(ctx, [w.consumer.uuid for w in writes])
     held = collections.defaultdict(set)
     replaced = collections.Counter()
@@ -218,13 +215,21 @@ def replace(ctx, writes, rp_ids=None):
         held[consumer_uuid].add(rp)
         replaced[rp, rc] += used
     touched = [w for w in writes if w.allocations or held[w.consumer.uuid]]
-    if not touched:
-        return
-    bumped = set(rp_ids.values())
+    emptied_held = set()
     for write in touched:
         if not write.allocations:
-            bumped |= held[write.consumer.uuid]
-    generations = rp_obj.lock(ctx, bumped)
+            emptied_held |= held[write.consumer.uuid]
+    if rp_ids is None:
+        rp_ids, generations = _find_and_lock(
+            ctx, request_uuids(writes), emptied_held if touched else ())
+    else:
+        generations = None
+    rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
+    if not touched:
+        return
+    bumped = set(rp_ids.values()) | emptied_held
+    if generations is None:
+        generations = rp_obj.lock(ctx, bumped)
     consumer_obj.bump_all(ctx, [write.consumer for write in touched])
     for chunk in batch.chunks(w.consumer.uuid for w in touched):
         ctx.conn.execute(sa.delete(_ALLOC).where(
@@ -254,13 +259,31 @@ def replace(ctx, writes, rp_ids=None):
             _CONSUMERS.c.id.in_(chunk)))
 
 
+def _find_and_lock(ctx, uuids, ids):
+    """({uuid: id} of ``uuids``, {id: generation} of those and of
+    ``ids``), all locked as ``resource_provider.lock`` does, in one
+    statement; ResourceProviderNotFound names the first unknown uuid
+    (in the order given)."""
+    uuids = list(dict.fromkeys(uuids))
+    rows = rp_obj.lock_uuids_and_ids(
+        ctx, [u for u in uuids if db_api.storable(u)], ids)
+    found = {uuid: rp for rp, uuid, _generation in rows}
+    for uuid in uuids:
+        if uuid not in found:
+            raise exception.ResourceProviderNotFound(uuid=uuid)
+    return found, {rp: generation for rp, _uuid, generation in rows}
+
+
 @db_api.writer
 def _write_once(ctx, requests):
     writes = prepare(ctx, requests)
-    rp_ids, missing = known_providers(ctx, writes)
-    if missing is None:
-        replace(ctx, writes, rp_ids)
-    return missing
+    try:
+        replace(ctx, writes)
+    except exception.ResourceProviderNotFound as missing:
+        # Raised before anything was written: the prepared consumers are
+        # committed (see known_providers).
+        return missing
+    return None
 
 
 def write(ctx, requests, retries):

@@ -90,11 +90,23 @@ def _select(provider_id):
             .order_by(_INV.c.resource_class_id))
 
 
+_OF_PROVIDER = _select(sa.bindparam('provider'))
+
+
 @db_api.reader
 def get_all(ctx, provider):
     """The provider's inventories, in resource class id order."""
     return [Inventory(**row._mapping)
-            for row in ctx.conn.execute(_select(provider.id))]
+            for row in ctx.conn.execute(_OF_PROVIDER,
+                                        {'provider': provider.id})]
+
+
+@db_api.reader
+def get_provider_inventories(ctx, uuid):
+    """``(provider, [Inventory, ...])`` for the provider ``uuid``, in
+    one transaction; ResourceProviderNotFound if there is none."""
+    provider = rp_obj.get_by_uuid(ctx, uuid)
+    return provider, get_all(ctx, provider)
 
 
 @db_api.reader
@@ -238,18 +250,33 @@ def delete_all(ctx, provider):
     return replace_all(ctx, provider, {})
 
 
+def _usages_statement():
+    provider = sa.bindparam('provider')
+    used = (sa.select(_ALLOC.c.resource_class_id,
+                      sa.func.sum(_ALLOC.c.used).label('used'))
+            .where(_ALLOC.c.resource_provider_id == provider)
+            .group_by(_ALLOC.c.resource_class_id).subquery())
+    return (sa.select(_RC.c.name, sa.func.coalesce(used.c.used, 0))
+            .select_from(_INV.join(_RC, _RC.c.id == _INV.c.resource_class_id)
+                         .outerjoin(used, used.c.resource_class_id
+                                    == _INV.c.resource_class_id))
+            .where(_INV.c.resource_provider_id == provider))
+
+
+_USAGES = _usages_statement()
+
+
 @db_api.reader
 def usages(ctx, provider):
     """{class name: amount allocated} for every inventory of the provider,
     0 where nothing is allocated, in one query."""
-    used = (sa.select(_ALLOC.c.resource_class_id,
-                      sa.func.sum(_ALLOC.c.used).label('used'))
-            .where(_ALLOC.c.resource_provider_id == provider.id)
-            .group_by(_ALLOC.c.resource_class_id).subquery())
-    rows = ctx.conn.execute(
-        sa.select(_RC.c.name, sa.func.coalesce(used.c.used, 0))
-        .select_from(_INV.join(_RC, _RC.c.id == _INV.c.resource_class_id)
-                     .outerjoin(used, used.c.resource_class_id
-                                == _INV.c.resource_class_id))
-        .where(_INV.c.resource_provider_id == provider.id))
+    rows = ctx.conn.execute(_USAGES, {'provider': provider.id})
     return {name: int(amount) for name, amount in rows}
+
+
+@db_api.reader
+def get_provider_usages(ctx, uuid):
+    """``(provider, usages)`` for the provider ``uuid`` in one
+    transaction; ResourceProviderNotFound if there is none."""
+    provider = rp_obj.get_by_uuid(ctx, uuid)
+    return provider, usages(ctx, provider)

@@ -162,13 +162,17 @@ def destroy(ctx, name):
 
 # -- traits of a provider -------------------------------------------------
 
+_PROVIDER_TRAITS = (
+    _select()
+    .select_from(_TRAITS.join(_RP_TRAITS,
+                              _RP_TRAITS.c.trait_id == _TRAITS.c.id))
+    .where(_RP_TRAITS.c.resource_provider_id == sa.bindparam('provider'))
+    .order_by(_TRAITS.c.id))
+
+
 def _provider_traits(ctx, provider_id):
     return [_from_row(row) for row in ctx.conn.execute(
-        _select()
-        .select_from(_TRAITS.join(_RP_TRAITS,
-                                  _RP_TRAITS.c.trait_id == _TRAITS.c.id))
-        .where(_RP_TRAITS.c.resource_provider_id == provider_id)
-        .order_by(_TRAITS.c.id))]
+        _PROVIDER_TRAITS, {'provider': provider_id})]
 
 
 @db_api.reader

@@ -5,6 +5,8 @@ the consumers they own, optionally grouped by consumer type
 Allocation rows without a consumer record are not counted.
 """
 
+import functools
+
 import sqlalchemy as sa
 
 from placement.db import api as db_api
@@ -21,19 +23,32 @@ UNKNOWN = 'unknown'
 ALL = 'all'
 
 
-def _consumers(project, user):
+def _consumers(with_user):
     """FROM/WHERE over the allocations of the project's (user's)
-    consumers, with their type name."""
+    consumers, with their type name; the project and user are the bound
+    parameters ``project`` and ``user``."""
     projects, users = tables.projects, tables.users
     source = (_ALLOC.join(_CONSUMERS,
                           _CONSUMERS.c.uuid == _ALLOC.c.consumer_id)
               .join(projects, projects.c.id == _CONSUMERS.c.project_id)
               .outerjoin(_TYPES, _TYPES.c.id == _CONSUMERS.c.consumer_type_id))
-    where = [projects.c.external_id == project]
-    if user is not None:
+    where = [projects.c.external_id == sa.bindparam('project')]
+    if with_user:
         source = source.join(users, users.c.id == _CONSUMERS.c.user_id)
-        where.append(users.c.external_id == user)
+        where.append(users.c.external_id == sa.bindparam('user'))
     return source, where
+
+
+# Statements are built once per shape: building one (and its cache key)
+# costs more than running it.
+
+@functools.lru_cache(maxsize=None)
+def _totals(with_user):
+    source, where = _consumers(with_user)
+    return (sa.select(_RC.c.name, sa.func.sum(_ALLOC.c.used))
+            .select_from(source.join(_RC,
+                                     _RC.c.id == _ALLOC.c.resource_class_id))
+            .where(*where).group_by(_RC.c.name))
 
 
 @db_api.reader
@@ -41,12 +56,53 @@ def totals(ctx, project, user=None):
     """{resource class: amount} used by the project (and user)."""
     if not all(db_api.storable(v) for v in (project, user or '')):
         return {}
-    source, where = _consumers(project, user)
-    rows = ctx.conn.execute(
-        sa.select(_RC.c.name, sa.func.sum(_ALLOC.c.used))
-        .select_from(source.join(_RC, _RC.c.id == _ALLOC.c.resource_class_id))
-        .where(*where).group_by(_RC.c.name))
+    rows = ctx.conn.execute(_totals(user is not None),
+                            {'project': project, 'user': user})
     return {name: int(used) for name, used in rows}
+
+
+@functools.lru_cache(maxsize=None)
+def _by_type(with_user, kept):
+    """(statement, grouped): rows (group if grouped, class name, amount,
+    consumer count of the group); ``kept`` is None (every group), UNKNOWN,
+    ALL or any other value for one named type, bound as
+    ``consumer_type``.
+
+    Sums and counts come from one statement, so that they describe the
+    same moment: on PostgreSQL and MySQL each statement of a reader sees
+    the writes committed before it, and a count read separately could
+    name a group the sums did not have.
+    """
+    source, where = _consumers(with_user)
+    group = sa.func.coalesce(_TYPES.c.name, UNKNOWN).label('grp')
+    if kept == UNKNOWN:
+        where.append(_CONSUMERS.c.consumer_type_id.is_(None))
+    elif kept not in (None, ALL):
+        where.append(_TYPES.c.name == sa.bindparam('consumer_type'))
+    # "all" is one group: no grouping column, the name added below.
+    groups = [] if kept == ALL else [group]
+    sums = (sa.select(*groups, _RC.c.name.label('rc'),
+                      sa.func.sum(_ALLOC.c.used).label('used'))
+            .select_from(source.join(_RC,
+                                     _RC.c.id == _ALLOC.c.resource_class_id))
+            .where(*where).group_by(*groups, _RC.c.name)).subquery()
+    source, where = _consumers(with_user)
+    if kept == UNKNOWN:
+        where.append(_CONSUMERS.c.consumer_type_id.is_(None))
+    elif kept not in (None, ALL):
+        where.append(_TYPES.c.name == sa.bindparam('consumer_type'))
+    counts = (sa.select(*groups, sa.func.count(
+        sa.distinct(_ALLOC.c.consumer_id)).label('consumers'))
+        .select_from(source).where(*where).group_by(*groups)).subquery()
+    if groups:
+        joined = sums.join(counts, sums.c.grp == counts.c.grp)
+        columns = [sums.c.grp]
+    else:
+        joined = sums.join(counts, sa.true())
+        columns = []
+    statement = sa.select(*columns, sums.c.rc, sums.c.used,
+                          counts.c.consumers).select_from(joined)
+    return statement, bool(groups)
 
 
 @db_api.reader
@@ -60,26 +116,15 @@ def by_consumer_type(ctx, project, user=None, consumer_type=None):
     if not all(db_api.storable(v)
                for v in (project, user or '', consumer_type or '')):
         return {}
-    source, where = _consumers(project, user)
-    group = sa.func.coalesce(_TYPES.c.name, UNKNOWN).label('grp')
-    if consumer_type == UNKNOWN:
-        where.append(_CONSUMERS.c.consumer_type_id.is_(None))
-    elif consumer_type not in (None, ALL):
-        where.append(_TYPES.c.name == consumer_type)
-    # "all" is one group: no grouping column, the name added below.
-    groups = [] if consumer_type == ALL else [group]
+    kept = consumer_type if consumer_type in (None, UNKNOWN, ALL) \
+        else 'named'
+    statement, grouped = _by_type(user is not None, kept)
     usages = {}
-    rows = ctx.conn.execute(
-        sa.select(*groups, _RC.c.name, sa.func.sum(_ALLOC.c.used))
-        .select_from(source.join(_RC, _RC.c.id == _ALLOC.c.resource_class_id))
-        .where(*where).group_by(*groups, _RC.c.name))
-    for row in rows:
-        name = row[0] if groups else ALL
-        usages.setdefault(name, {})[row[-2]] = int(row[-1])
-    counts = ctx.conn.execute(
-        sa.select(*groups, sa.func.count(sa.distinct(_ALLOC.c.consumer_id)))
-        .select_from(source).where(*where).group_by(*groups))
-    for row in counts:
+    for row in ctx.conn.execute(statement, {
+            'project': project, 'user': user,
+            'consumer_type': consumer_type}):
+        group = usages.setdefault(row[0] if grouped else ALL, {})
+        group[row[-3]] = int(row[-2])
         if row[-1]:
-            usages[row[0] if groups else ALL]['consumer_count'] = row[-1]
+            group['consumer_count'] = row[-1]
     return usages

@@ -101,16 +101,59 @@ def test_policy_file_cannot_widen_scope(tmp_path):
     assert not _allowed(enforcer, system_admin, 'placement:traits:list')
 
 
-def test_changed_policy_file_is_reread(tmp_path):
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_changed_policy_file_is_reread_within_the_interval(tmp_path):
     path = tmp_path / 'policy.yaml'
     path.write_text('"placement:traits:list": "role:admin"\n')
-    enforcer = _enforcer(oslo_policy__policy_file=str(path))
+    clock = _Clock()
+    enforcer = policy.PolicyEnforcer(
+        fixtures.new_conf(oslo_policy__policy_file=str(path)), clock=clock)
     reader = _caller(['reader'])
     assert not _allowed(enforcer, reader, 'placement:traits:list')
     path.write_text('"placement:traits:list": "role:reader"\n')
     later = os.stat(path).st_mtime + 10
     os.utime(path, (later, later))
+    # The answer given is kept until the next look at the files...
+    clock.now += policy.RELOAD_INTERVAL / 2
+    assert not _allowed(enforcer, reader, 'placement:traits:list')
+    # ... which comes at most RELOAD_INTERVAL seconds later.
+    clock.now += policy.RELOAD_INTERVAL
     assert _allowed(enforcer, reader, 'placement:traits:list')
+
+
+def test_remembered_answers_are_per_caller_rule_and_target():
+    enforcer = _enforcer()
+    reader, admin = _caller(['reader']), _caller(['admin'])
+    for _ in range(2):
+        assert _allowed(enforcer, reader, 'placement:usages',
+                        {'project_id': 'p1'})
+        assert not _allowed(enforcer, reader, 'placement:usages',
+                            {'project_id': 'p2'})
+        assert not _allowed(enforcer, _caller(['reader'], project='p2'),
+                            'placement:usages', {'project_id': 'p1'})
+        assert _allowed(enforcer, admin, 'placement:traits:list')
+        assert not _allowed(enforcer, reader, 'placement:traits:list')
+        system_admin = context.RequestContext(
+            user_id='admin', roles=['admin'], system_scope='all')
+        with pytest.raises(errors.Forbidden) as denied:
+            enforcer.authorize(system_admin, 'placement:traits:list', {})
+        assert denied.value.detail == 'placement:traits:list'
+
+
+def test_answers_are_forgotten_beyond_the_limit(monkeypatch):
+    monkeypatch.setattr(policy, 'MEMO_LIMIT', 3)
+    enforcer = _enforcer()
+    for project in range(10):
+        assert _allowed(enforcer, _caller(['reader'], project=str(project)),
+                        'placement:usages', {'project_id': str(project)})
+    assert len(enforcer._answers) <= 3
 
 
 # What the oslopolicy-* tools load through our entry points.

@@ -209,8 +209,8 @@ def test_reshape_checks_emptied_provider_generation_in_transaction(
 
 
 def test_providers_are_looked_up_once_per_write(ctx, provider):
-    """The unknown-provider check and the write share one lookup of the
-    providers by uuid."""
+    """The unknown-provider check, the lock and the generations the write
+    bumps share one read of the providers."""
     sent = []
 
     def seen(_conn, _cursor, statement, *_args):
@@ -220,6 +220,22 @@ def test_providers_are_looked_up_once_per_write(ctx, provider):
         _write(ctx, provider, {str(uuid.uuid4()): 1})
     finally:
         sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
-    lookups = [s for s in sent if s.startswith(
-        'SELECT resource_providers.uuid, resource_providers.id ')]
+    lookups = [s for s in sent if s.startswith('SELECT ')
+               and ' FROM resource_providers ' in s]
     assert len(lookups) == 1, sent
+
+
+def test_capacity_check_reads_inventories_and_usage_at_once(ctx, provider):
+    sent = []
+
+    def seen(_conn, _cursor, statement, *_args):
+        sent.append(' '.join(statement.split()))
+    sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
+    try:
+        _write(ctx, provider, {str(uuid.uuid4()): 1})
+    finally:
+        sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
+    reads = [s for s in sent if s.startswith('SELECT ') and (
+        'WHERE inventories.resource_provider_id IN' in s
+        or 'FROM allocations WHERE allocations.resource_provider_id IN' in s)]
+    assert len(reads) == 1, sent

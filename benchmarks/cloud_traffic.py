@@ -1,0 +1,784 @@
+"""The traffic a cloud sends to Placement, on running servers side by side.
+
+Most of a real Placement's load is not allocation candidates: every
+nova-compute refreshes its provider tree periodically, and the scheduler,
+migrations, deletes and quota checks add their writes and reads. This
+benchmark replays that mix, open loop (requests are sent when they are
+due, whether or not the server kept up), at increasing load, and reports
+the highest load each server sustains within a p99 bound.
+
+Start both servers and run it in one go (gunicorn, ``--workers`` each,
+fresh databases; SQLite, or PostgreSQL / MariaDB through
+``tools/with-postgresql.sh`` / ``tools/with-mysql.sh``)::
+
+    python3 -m benchmarks.cloud_traffic --side-by-side --nodes 1000
+    tools/with-postgresql.sh .venv/bin/python -m benchmarks.cloud_traffic \\
+        --side-by-side --nodes 1000 --shape nested
+
+or measure servers you started (``--pid`` names a gunicorn master for
+the server CPU figures)::
+
+    python3 -m benchmarks.cloud_traffic --url ours=http://127.0.0.1:8300 \\
+        --pid ours=12345
+
+``--quick`` is a few seconds' run on 20 nodes (the test suite runs it).
+
+The cloud (``--shape``): ``--nodes`` compute nodes, ``flat`` (one
+provider with VCPU, MEMORY_MB, DISK_GB) or ``nested`` (a root with
+DISK_GB, two NUMA children with VCPU and MEMORY_MB, an SR-IOV PF with
+SRIOV_NET_VF and bandwidth under each NUMA node), each root in one of
+``--aggregates`` aggregates, each aggregate with a sharing provider
+(MISC_SHARES_VIA_AGGREGATE); ``--instances-per-node`` instances placed
+before the run.
+
+The traffic at load factor 1 (``--factors`` multiplies all rates):
+
+refresh
+    every node every ``--period`` seconds: ``GET /resource_providers?
+    in_tree=<root>``, then inventories, traits and aggregates of each
+    provider of the tree, then the sharing providers of its aggregate
+    (``member_of=in:<agg>&required=MISC_SHARES_VIA_AGGREGATE``); a share
+    ``--inventory-changes`` of refreshes then ``PUT``\\ s the root's
+    inventories (reserved disk changes), re-reading them once on a
+    generation conflict.
+boot
+    ``--boots`` per second: candidates for one instance with
+    ``limit=1000``, then ``PUT /allocations/<new consumer>`` of the first
+    candidate (``--pick random``: a random one), repeated up to 3 times
+    on ``placement.concurrent_update`` and moved to the next candidate on
+    another 409, as nova's scheduler does.
+migrate
+    ``--migrations`` per second: ``GET /allocations/<instance>``, then
+    ``POST /allocations`` moving it to another node and giving its old
+    allocations to a migration consumer, then ``DELETE`` of the migration
+    consumer (the resize confirmed).
+delete
+    ``--deletes`` per second (default: as many as boots)
+    ``DELETE /allocations/<instance>``.
+usages
+    ``--usages`` per second: ``GET /usages?project_id=<project>``.
+
+Each step runs ``--duration`` seconds per server, servers interleaved
+step by step (ours, upstream, ours, ...), from ``--clients`` threads with
+a keep-alive connection each. A step is *sustained* when every request
+got a non-5xx answer, every task started less than ``--lag`` seconds
+after it was due and all were done by the end of the step plus
+``--drain`` seconds, and the p99 of all requests was within
+``--p99-bound`` ms; a server is not asked for higher factors after its
+first step that is not. Per step and server it prints requests/s offered
+and achieved, p50/p99, errors and the CPU seconds per request of the
+server (gunicorn master and workers) and, when found, of the database
+server (on a database server shared by both servers, only the one being
+measured is busy); then per-endpoint p50/p99 of each server's highest
+sustained step and the ratio of the sustained rates. The load generator
+is Python threads on the same machine: its own CPU per request is
+printed too, since it competes with the servers for cores.
+Standard library only (``--side-by-side`` uses the test helpers).
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import dataclasses
+import math
+import os
+import queue
+import random
+import statistics
+import sys
+import threading
+import time
+import urllib.parse
+
+from benchmarks import allocation_candidates as bench
+from benchmarks import placement_http
+from benchmarks import proc_cpu
+
+FLAVOUR = {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 20}
+PROJECTS = [bench.ident('cloud-traffic-project-%d' % i) for i in range(3)]
+USER = bench.ident('cloud-traffic-user')
+SHARES = 'MISC_SHARES_VIA_AGGREGATE'
+#: Attempts of one claim on ``placement.concurrent_update``, and
+#: candidates tried, as nova's scheduler does.
+CLAIM_TRIES = 4
+CANDIDATES_TRIED = 3
+MIGRATION_CONSUMER = 'MIGRATION'
+
+
+class Topology:
+    """Names, uuids and allocation shapes of the simulated cloud."""
+
+    def __init__(self, shape, nodes, aggregates):
+        self.shape, self.nodes = shape, nodes
+        self.prefix = 'cloud-%s-%d' % (shape, nodes)
+        self.aggregates = [bench.ident('%s-agg-%d' % (self.prefix, a))
+                           for a in range(aggregates)]
+
+    def name(self, node, part=''):
+        return '%s-node-%d%s' % (self.prefix, node, part)
+
+    def root(self, node):
+        return bench.ident(self.name(node))
+
+    def aggregate(self, node):
+        return self.aggregates[node % len(self.aggregates)]
+
+    def allocation(self, node):
+        """The allocations of one instance on ``node``."""
+        if self.shape == 'flat':
+            return {self.root(node): {'resources': dict(FLAVOUR)}}
+        return {
+            self.root(node): {'resources': {'DISK_GB': FLAVOUR['DISK_GB']}},
+            bench.ident(self.name(node, '-numa0')): {'resources': {
+                'VCPU': FLAVOUR['VCPU'],
+                'MEMORY_MB': FLAVOUR['MEMORY_MB']}}}
+
+    def jobs(self):
+        """Loader jobs (see ``allocation_candidates.load``): one per
+        tree, parents first, and one per sharing provider."""
+        jobs = []
+        for node in range(self.nodes):
+            root = self.name(node)
+            placed = dict(aggregates=[self.aggregate(node)],
+                          traits=['HW_CPU_X86_AVX2'])
+            if self.shape == 'flat':
+                jobs.append([((root, {
+                    'VCPU': {'total': 64, 'allocation_ratio': 4.0},
+                    'MEMORY_MB': {'total': 262144},
+                    'DISK_GB': {'total': 4000}}), placed)])
+                continue
+            steps = [((root, {'DISK_GB': {'total': 4000}}), placed)]
+            for numa in range(2):
+                numa_name = self.name(node, '-numa%d' % numa)
+                steps.append(((numa_name, {
+                    'VCPU': {'total': 32, 'allocation_ratio': 4.0},
+                    'MEMORY_MB': {'total': 131072}}), dict(parent=root)))
+                steps.append(((self.name(node, '-pf%d' % numa), {
+                    'SRIOV_NET_VF': {'total': 16},
+                    'NET_BW_EGR_KILOBIT_PER_SEC': {'total': 10000000}}),
+                    dict(parent=numa_name, traits=['HW_NIC_SRIOV'])))
+            jobs.append(steps)
+        for index, aggregate in enumerate(self.aggregates):
+            jobs.append([(('%s-share-%d' % (self.prefix, index), {
+                'IPV4_ADDRESS': {'total': 256}}),
+                dict(traits=[SHARES], aggregates=[aggregate]))])
+        return jobs
+
+    def providers_per_refresh(self):
+        return 1 if self.shape == 'flat' else 5
+
+
+def claim_body(allocations, project, generation, consumer_type='INSTANCE'):
+    return {'allocations': allocations, 'project_id': project,
+            'user_id': USER, 'consumer_generation': generation,
+            'consumer_type': consumer_type}
+
+
+class Recorder:
+    """Per-endpoint latencies and statuses of one step (thread-safe)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.seconds = collections.defaultdict(list)
+        self.statuses = collections.defaultdict(collections.Counter)
+        self.lags = []
+        self.dropped = 0
+        self.samples = []       # (endpoint, status, text) of a few errors
+
+    def add(self, endpoint, status, seconds, text=None):
+        with self._lock:
+            self.seconds[endpoint].append(seconds)
+            self.statuses[endpoint][status] += 1
+            if (status is None or status >= 500) and len(self.samples) < 5:
+                self.samples.append((endpoint, status, str(text)[:300]))
+
+    def lag(self, seconds):
+        with self._lock:
+            self.lags.append(seconds)
+
+    def drop(self):
+        with self._lock:
+            self.dropped += 1
+
+    def requests(self):
+        return sum(len(v) for v in self.seconds.values())
+
+    def all_seconds(self):
+        return [s for values in self.seconds.values() for s in values]
+
+    def count(self, predicate):
+        return sum(n for counter in self.statuses.values()
+                   for status, n in counter.items() if predicate(status))
+
+    def errors(self):
+        """Requests without an answer or answered 5xx."""
+        return self.count(lambda s: s is None or s >= 500)
+
+    def conflicts(self):
+        return self.count(lambda s: s == 409)
+
+    def unexpected(self):
+        """4xx other than 409 (and 404 of a deleted consumer)."""
+        return self.count(lambda s: s is not None and 400 <= s < 500
+                          and s not in (404, 409))
+
+
+def percentile(values, share):
+    """The nearest-rank percentile (``share`` in 0-1) of ``values``."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    # ceil(share * n), without 0.99 * 100 rounding up to 100.
+    rank = max(1, math.ceil(share * len(ordered) - 1e-9))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+class Cloud:
+    """One server's simulated cloud: its instances, and the tasks that
+    send requests to it."""
+
+    def __init__(self, label, url, pid, topology, args):
+        self.label, self.url, self.pid = label, url, pid
+        self.topology, self.args = topology, args
+        self.instances = {}          # consumer uuid -> node
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self.recorder = None
+        self.steps = []              # every StepResult
+        self.sustained = []          # those within the bound
+        self.stopped = None          # why it is not asked any more
+        self.db_pid = None
+
+    # -- requests ---------------------------------------------------------
+
+    def _client(self):
+        client = getattr(self._local, 'client', None)
+        if client is None:
+            client = self._local.client = placement_http.Client(
+                self.url, self.args.token, self.args.timeout)
+        return client
+
+    def call(self, endpoint, method, path, body=None):
+        """Send, record, and return (status, decoded body)."""
+        start = time.perf_counter()
+        resp = self._client().fetch(method, path, body)
+        self.recorder.add(endpoint, resp.status,
+                          time.perf_counter() - start,
+                          resp.failure or resp.body)
+        if resp.status is None:
+            return None, resp.failure
+        return resp.status, placement_http.decode(resp.body)
+
+    # -- instances --------------------------------------------------------
+
+    def _take_instance(self, rng):
+        with self._lock:
+            if not self.instances:
+                return None, None
+            consumer = rng.choice(list(self.instances))
+            return consumer, self.instances.pop(consumer)
+
+    def _put_instance(self, consumer, node):
+        with self._lock:
+            self.instances[consumer] = node
+
+    def populate(self, rng):
+        """Place ``--instances-per-node`` instances on every node."""
+        client = bench.Client(self.url, self.args.token, self.args.timeout)
+        topology = self.topology
+        placed = [(bench.ident('%s-%s-instance-%d-%d' % (
+            topology.prefix, self.label, node, i)), node, rng.choice(PROJECTS))
+            for node in range(topology.nodes)
+            for i in range(self.args.instances_per_node)]
+        with concurrent.futures.ThreadPoolExecutor(self.args.threads) as pool:
+            list(pool.map(lambda item: client.write(
+                'PUT', '/allocations/' + item[0], claim_body(
+                    topology.allocation(item[1]), item[2], None)), placed))
+        self.instances.update((consumer, node)
+                              for consumer, node, _project in placed)
+
+    # -- tasks ------------------------------------------------------------
+
+    def refresh(self, node, rng):
+        topology = self.topology
+        status, body = self.call(
+            'GET in_tree', 'GET',
+            '/resource_providers?in_tree=' + topology.root(node))
+        if status != 200:
+            return
+        root = topology.root(node)
+        root_inventories = None
+        for provider in body['resource_providers']:
+            path = '/resource_providers/%s' % provider['uuid']
+            status, inventories = self.call(
+                'GET inventories', 'GET', path + '/inventories')
+            if provider['uuid'] == root and status == 200:
+                root_inventories = inventories
+            self.call('GET traits', 'GET', path + '/traits')
+            self.call('GET aggregates', 'GET', path + '/aggregates')
+        self.call('GET sharing', 'GET',
+                  '/resource_providers?member_of=in:%s&required=%s' % (
+                      topology.aggregate(node), SHARES))
+        if root_inventories and rng.random() < self.args.inventory_changes:
+            self._change_inventory(root, root_inventories)
+
+    def _change_inventory(self, root, current):
+        path = '/resource_providers/%s/inventories' % root
+        for attempt in range(2):
+            inventories = current['inventories']
+            disk = dict(inventories['DISK_GB'])
+            disk['reserved'] = 1 - disk.get('reserved', 0)
+            body = {'resource_provider_generation':
+                    current['resource_provider_generation'],
+                    'inventories': dict(inventories, DISK_GB=disk)}
+            status, _ = self.call('PUT inventories', 'PUT', path, body)
+            if status != 409 or attempt:
+                return
+            status, current = self.call('GET inventories', 'GET', path)
+            if status != 200:
+                return
+
+    def boot(self, rng):
+        query = urllib.parse.urlencode({
+            'resources': ','.join('%s:%d' % item
+                                  for item in sorted(FLAVOUR.items())),
+            'limit': 1000})
+        status, body = self.call('GET candidates', 'GET',
+                                 '/allocation_candidates?' + query)
+        if status != 200 or not body['allocation_requests']:
+            return
+        requests = body['allocation_requests']
+        if self.args.pick == 'random':
+            rng.shuffle(requests)
+        consumer = bench.ident('%s-%s-boot-%f-%f' % (
+            self.topology.prefix, self.label, time.time(), rng.random()))
+        project = rng.choice(PROJECTS)
+        for request in requests[:CANDIDATES_TRIED]:
+            for _ in range(CLAIM_TRIES):
+                status, answer = self.call(
+                    'PUT allocations', 'PUT', '/allocations/' + consumer,
+                    claim_body(request['allocations'], project, None))
+                if status == 204:
+                    node = self._node_of(request['allocations'])
+                    if node is not None:
+                        self._put_instance(consumer, node)
+                    return
+                code = placement_http.Response(status, answer).error_code
+                if status != 409 or code != 'placement.concurrent_update':
+                    break
+            if status != 409:
+                return
+
+    def _node_of(self, allocations):
+        """The node index of a candidate's root, from its uuid."""
+        roots = self._roots()
+        for rp in allocations:
+            if rp in roots:
+                return roots[rp]
+        return None
+
+    def _roots(self):
+        roots = getattr(self, '_root_index', None)
+        if roots is None:
+            roots = self._root_index = {
+                self.topology.root(node): node
+                for node in range(self.topology.nodes)}
+        return roots
+
+    def migrate(self, rng):
+        consumer, node = self._take_instance(rng)
+        if consumer is None:
+            return
+        status, current = self.call('GET allocations', 'GET',
+                                    '/allocations/' + consumer)
+        if status != 200 or not current.get('allocations'):
+            return
+        target = rng.randrange(self.topology.nodes)
+        if target == node:
+            target = (target + 1) % self.topology.nodes
+        migration = bench.ident('%s-migration-%f-%f' % (
+            consumer, time.time(), rng.random()))
+        old = {rp: {'resources': a['resources']}
+               for rp, a in current['allocations'].items()}
+        body = {
+            migration: claim_body(old, current['project_id'], None,
+                                  MIGRATION_CONSUMER),
+            consumer: claim_body(self.topology.allocation(target),
+                                 current['project_id'],
+                                 current['consumer_generation'])}
+        status, _ = self.call('POST allocations', 'POST', '/allocations',
+                              body)
+        if status != 204:
+            self._put_instance(consumer, node)
+            return
+        self._put_instance(consumer, target)
+        self.call('DELETE allocations', 'DELETE',
+                  '/allocations/' + migration)
+
+    def delete(self, rng):
+        consumer, _node = self._take_instance(rng)
+        if consumer is not None:
+            self.call('DELETE allocations', 'DELETE',
+                      '/allocations/' + consumer)
+
+    def usages(self, rng):
+        self.call('GET usages', 'GET',
+                  '/usages?project_id=' + rng.choice(PROJECTS))
+
+
+def schedule(topology, args, factor, rng):
+    """[(seconds after the start, task name, node)] of one step."""
+    events = []
+    period = args.period / factor
+    phases = list(range(topology.nodes))
+    rng.shuffle(phases)
+    for node, phase in enumerate(phases):
+        at = period * phase / topology.nodes
+        while at < args.duration:
+            events.append((at, 'refresh', node))
+            at += period
+    for name, rate in (('boot', args.boots), ('migrate', args.migrations),
+                       ('delete', args.deletes), ('usages', args.usages)):
+        rate *= factor
+        if rate <= 0:
+            continue
+        count = int(args.duration * rate)
+        offset = rng.random() / rate
+        events.extend((offset + i / rate, name, None) for i in range(count))
+    events.sort(key=lambda event: event[0])
+    return events
+
+
+@dataclasses.dataclass
+class StepResult:
+    label: str
+    factor: float
+    scheduled: int
+    elapsed: float
+    recorder: Recorder
+    server_cpu: float
+    db_cpu: float
+    client_cpu: float
+    bound_ms: float
+    lag_limit: float
+
+    @property
+    def requests(self):
+        return self.recorder.requests()
+
+    @property
+    def rate(self):
+        return self.requests / self.elapsed if self.elapsed else 0.0
+
+    def p(self, share):
+        value = percentile(self.recorder.all_seconds(), share)
+        return value * 1000 if value is not None else None
+
+    def why_not(self):
+        """Why the step is not sustained, or None."""
+        rec = self.recorder
+        if rec.dropped:
+            return '%d tasks not done in time' % rec.dropped
+        if rec.errors():
+            return '%d 5xx or unanswered' % rec.errors()
+        lag = percentile(rec.lags, 1.0) or 0.0
+        if lag > self.lag_limit:
+            return 'tasks started up to %.1f s late' % lag
+        p99 = self.p(0.99)
+        if p99 is None:
+            return 'no requests'
+        if p99 > self.bound_ms:
+            return 'p99 %.0f ms over %.0f ms' % (p99, self.bound_ms)
+        return None
+
+
+def run_step(cloud, factor, args, rng):
+    """Send one step's traffic to ``cloud``'s server; its StepResult."""
+    cloud.recorder = recorder = Recorder()
+    events = schedule(cloud.topology, args, factor, rng)
+    tasks = queue.Queue()
+    give_up = threading.Event()
+
+    def worker(seed):
+        task_rng = random.Random(seed)
+        while True:
+            item = tasks.get()
+            if item is None:
+                return
+            due, name, node = item
+            if give_up.is_set():
+                recorder.drop()
+                continue
+            recorder.lag(time.monotonic() - due)
+            if name == 'refresh':
+                cloud.refresh(node, task_rng)
+            else:
+                getattr(cloud, name)(task_rng)
+
+    threads = [threading.Thread(target=worker, args=(rng.random(),),
+                                daemon=True)
+               for _ in range(args.clients)]
+    server_before = proc_cpu.tree_seconds(cloud.pid) if cloud.pid else None
+    db_before = proc_cpu.tree_seconds(cloud.db_pid) if cloud.db_pid else None
+    client_before = time.process_time()
+    for thread in threads:
+        thread.start()
+    start = time.monotonic()
+    for at, name, node in events:
+        delay = start + at - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        tasks.put((start + at, name, node))
+    for _ in threads:
+        tasks.put(None)
+    deadline = start + args.duration + args.drain
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(thread.is_alive() for thread in threads):
+        give_up.set()
+        for thread in threads:
+            thread.join(args.timeout)
+    elapsed = max(args.duration, time.monotonic() - start)
+
+    def used(pid, before):
+        after = proc_cpu.tree_seconds(pid) if pid else None
+        return after - before if None not in (after, before) else None
+
+    return StepResult(
+        cloud.label, factor, len(events), elapsed, recorder,
+        used(cloud.pid, server_before), used(cloud.db_pid, db_before),
+        time.process_time() - client_before, args.p99_bound, args.lag)
+
+
+def ms(value):
+    return '%7.1f' % value if value is not None else '     - '
+
+
+def per_request(seconds, requests):
+    if seconds is None or not requests:
+        return '-'
+    return '%.2f ms' % (seconds * 1000 / requests)
+
+
+def step_line(result, width):
+    why = result.why_not()
+    rec = result.recorder
+    return ('x%-5g %-*s tasks %5.1f/s  achieved %7.1f req/s  '
+            'p50 %s p99 %s ms  5xx/none %d  409 %d  other 4xx %d  '
+            'CPU/req server %s db %s client %s  %s' % (
+                result.factor, width, result.label,
+                result.scheduled / result.elapsed, result.rate,
+                ms(result.p(0.5)), ms(result.p(0.99)), rec.errors(),
+                rec.conflicts(), rec.unexpected(),
+                per_request(result.server_cpu, result.requests),
+                per_request(result.db_cpu, result.requests),
+                per_request(result.client_cpu, result.requests),
+                'sustained' if not why else 'NOT sustained: ' + why))
+
+
+def endpoint_lines(result):
+    lines = []
+    rec = result.recorder
+    for endpoint in sorted(rec.seconds):
+        values = rec.seconds[endpoint]
+        statuses = ' '.join('%s:%d' % (s, n) for s, n in
+                            sorted(rec.statuses[endpoint].items(),
+                                   key=lambda item: str(item[0])))
+        lines.append('    %-20s n %6d  p50 %s p99 %s ms  %s' % (
+            endpoint, len(values), ms(percentile(values, 0.5) * 1000),
+            ms(percentile(values, 0.99) * 1000), statuses))
+    return lines
+
+
+def summary(clouds):
+    """The closing lines: each server's best sustained step and how the
+    first compares with the others."""
+    lines = []
+    best = {}
+    for cloud in clouds:
+        if cloud.sustained:
+            top = max(cloud.sustained, key=lambda r: r.rate)
+            best[cloud.label] = top
+            lines.append('sustained %-10s %.1f req/s at x%g (p99 %.1f ms '
+                         '<= %.0f ms); endpoints:' % (
+                             cloud.label, top.rate, top.factor,
+                             top.p(0.99), top.bound_ms))
+            lines.extend(endpoint_lines(top))
+        else:
+            lines.append('sustained %-10s none: %s' % (
+                cloud.label, cloud.stopped))
+    first = clouds[0].label
+    for cloud in clouds[1:]:
+        if first in best and cloud.label in best:
+            lines.append('%s sustains %.2fx the requests/s of %s' % (
+                first, best[first].rate / best[cloud.label].rate,
+                cloud.label))
+        lines.extend(same_load_lines(clouds[0], cloud))
+    return lines
+
+
+def same_load_lines(first, other):
+    """How ``first`` compares with ``other`` at each factor both ran:
+    p99 and server CPU per request, which a machine busy with other work
+    distorts less than the sustained rate."""
+    lines = []
+    theirs = {r.factor: r for r in other.steps}
+    for mine in first.steps:
+        their = theirs.get(mine.factor)
+        if their is None or not mine.requests or not their.requests:
+            continue
+        parts = ['p99 %.1f vs %.1f ms' % (mine.p(0.99), their.p(0.99))]
+        if mine.server_cpu and their.server_cpu:
+            parts.append('server CPU/request %.2fx less' % (
+                (their.server_cpu / their.requests)
+                / (mine.server_cpu / mine.requests)))
+        lines.append('x%g: %s vs %s: %s' % (
+            mine.factor, first.label, other.label, ', '.join(parts)))
+    return lines
+
+
+def parse_pairs(values, kind):
+    pairs = {}
+    for value in values or ():
+        label, sep, number = value.partition('=')
+        if not sep or not number.isdigit():
+            raise ValueError('%s %r: expected LABEL=PID' % (kind, value))
+        pairs[label] = int(number)
+    return pairs
+
+
+def parser():
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--url', action='append', metavar='[LABEL=]URL')
+    parser.add_argument('--pid', action='append', metavar='LABEL=PID',
+                        help='gunicorn master of a --url server')
+    parser.add_argument('--side-by-side', action='store_true',
+                        help='start ours and upstream 16.0.0 (gunicorn) '
+                        'on fresh databases and measure both')
+    parser.add_argument('--ours-only', action='store_true',
+                        help='with --side-by-side: only start ours')
+    parser.add_argument('--workers', type=int, default=2)
+    parser.add_argument('--token', default='admin')
+    parser.add_argument('--shape', choices=['flat', 'nested'],
+                        default='flat')
+    parser.add_argument('--nodes', type=int, default=1000)
+    parser.add_argument('--aggregates', type=int, default=10)
+    parser.add_argument('--instances-per-node', type=int, default=1)
+    parser.add_argument('--period', type=float, default=60.0,
+                        help='seconds between refreshes of one node at x1')
+    parser.add_argument('--inventory-changes', type=float, default=0.05,
+                        help='share of refreshes that PUT inventories')
+    parser.add_argument('--boots', type=float, default=1.0,
+                        help='scheduler claims per second at x1')
+    parser.add_argument('--migrations', type=float, default=0.25)
+    parser.add_argument('--deletes', type=float,
+                        help='deletes per second at x1 (default --boots)')
+    parser.add_argument('--usages', type=float, default=2.0)
+    parser.add_argument('--pick', choices=['first', 'random'],
+                        default='first')
+    parser.add_argument('--factors', default='0.5,1,2,4,8,16,32,64',
+                        help='load factors, in increasing order')
+    parser.add_argument('--duration', type=float, default=20.0,
+                        help='seconds of traffic per step and server')
+    parser.add_argument('--drain', type=float, default=10.0)
+    parser.add_argument('--lag', type=float, default=1.0,
+                        help='latest start of a task after it was due (s)')
+    parser.add_argument('--p99-bound', type=float, default=250.0,
+                        help='ms')
+    parser.add_argument('--clients', type=int, default=32)
+    parser.add_argument('--threads', type=int, default=8,
+                        help='parallel loaders')
+    parser.add_argument('--timeout', type=float, default=60.0)
+    parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--quick', action='store_true',
+                        help='20 nodes, steps x1 and x4 of 2 s, period 4 s, '
+                        '2 boots, 1 migration, 2 usages per second, an '
+                        'inventory change in every refresh')
+    return parser
+
+
+def main(argv=None):
+    options = parser()
+    args = options.parse_args(argv)
+    if args.quick:
+        # Every kind of task at least once per step.
+        args.nodes, args.duration, args.drain = 20, 2.0, 5.0
+        args.factors, args.period, args.clients = '1,4', 4.0, 8
+        args.boots, args.migrations, args.usages = 2.0, 1.0, 2.0
+        args.inventory_changes = 1.0
+    if args.deletes is None:
+        args.deletes = args.boots
+    try:
+        args.factors = [float(f) for f in args.factors.split(',')]
+        pids = parse_pairs(args.pid, '--pid')
+        urls = bench.label_urls(args.url or []) if args.url else []
+    except ValueError as exc:
+        options.error(str(exc))
+    if bool(urls) == bool(args.side_by_side):
+        options.error('give either --url or --side-by-side')
+    if args.side_by_side:
+        from benchmarks import servers
+        with servers.side_by_side(args.workers,
+                                  not args.ours_only) as started:
+            return measure([(s.label, s.url, s.pid) for s in started],
+                           args, db_pid=_database_pid())
+    return measure([(label, url, pids.get(label)) for label, url in urls],
+                   args)
+
+
+def _database_pid():
+    """The database server's pid when the servers use one we can see."""
+    url = os.environ.get('PLACEMENT_TEST_DB_URL')
+    if not url:
+        return None
+    port = urllib.parse.urlsplit(url).port
+    return proc_cpu.listener_pid(port) if port else None
+
+
+def measure(targets, args, db_pid=None):
+    """Load every server, then run the steps interleaved; 0 when every
+    server sustained at least its first step."""
+    rng = random.Random(args.seed)
+    topology = Topology(args.shape, args.nodes, args.aggregates)
+    clouds = [Cloud(label, url, pid, topology, args)
+              for label, url, pid in targets]
+    width = max(len(c.label) for c in clouds)
+    print('cloud %s, %d nodes, period %g s at x1, %d clients, steps of '
+          '%g s, p99 bound %g ms; servers: %s' % (
+              args.shape, args.nodes, args.period, args.clients,
+              args.duration, args.p99_bound,
+              ', '.join('%s=%s' % (c.label, c.url) for c in clouds)),
+          flush=True)
+    for cloud in clouds:
+        cloud.db_pid = db_pid
+        client = bench.Client(cloud.url, args.token, args.timeout)
+        bench.load(client, topology.jobs(), args.threads,
+                   '%s %s-%d' % (cloud.label, args.shape, args.nodes))
+        cloud.populate(random.Random(args.seed))
+    for factor in args.factors:
+        for cloud in clouds:
+            if cloud.stopped:
+                continue
+            result = run_step(cloud, factor, args,
+                              random.Random('%s-%s' % (args.seed, factor)))
+            print(step_line(result, width), flush=True)
+            cloud.steps.append(result)
+            why = result.why_not()
+            for endpoint, status, text in result.recorder.samples:
+                print('    error %s: %s %s' % (endpoint, status, text),
+                      flush=True)
+            if why:
+                for line in endpoint_lines(result):
+                    print(line, flush=True)
+                cloud.stopped = 'x%g: %s' % (factor, why)
+            else:
+                cloud.sustained.append(result)
+    for line in summary(clouds):
+        print(line, flush=True)
+    return 0 if all(c.sustained for c in clouds) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""CPU seconds used by a process tree, read from Linux ``/proc``.
+
+A benchmark reads it before and after a load step to report server CPU
+per request. The root's ``cutime``/``cstime`` count children that exited
+and were reaped (a gunicorn worker restarted, a database backend whose
+connection closed), so nothing the tree did during the step is lost.
+"""
+
+import os
+
+_TICK = os.sysconf('SC_CLK_TCK') if hasattr(os, 'sysconf') else 100
+
+
+def _stat(pid):
+    """(ppid, utime, stime, cutime, cstime) in ticks, None if gone."""
+    try:
+        with open('/proc/%d/stat' % pid) as stat:
+            # "pid (comm) state ppid ..."; comm may contain spaces.
+            fields = stat.read().rsplit(')', 1)[1].split()
+    except (OSError, ValueError):
+        return None
+    return (int(fields[1]),) + tuple(int(f) for f in fields[11:15])
+
+
+def _all_stats():
+    found = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            stat = _stat(int(entry))
+            if stat:
+                found[int(entry)] = stat
+    return found
+
+
+def tree_seconds(root):
+    """CPU seconds of ``root``, its reaped children and its live
+    descendants; None when ``root`` does not exist (or no /proc)."""
+    try:
+        stats = _all_stats()
+    except OSError:
+        return None
+    if root not in stats:
+        return None
+    children = {}
+    for pid, stat in stats.items():
+        children.setdefault(stat[0], []).append(pid)
+    _ppid, utime, stime, cutime, cstime = stats[root]
+    ticks = utime + stime + cutime + cstime
+    todo = list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        ticks += stats[pid][1] + stats[pid][2]
+        todo.extend(children.get(pid, ()))
+    return ticks / _TICK
+
+
+def listener_pid(port, names=('postgres', 'mysqld', 'mariadbd')):
+    """The pid of a database server process started with ``port`` on its
+    command line (``-p PORT`` or ``--port=PORT``), or None."""
+    port = str(port)
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/comm' % entry) as comm:
+                if comm.read().strip() not in names:
+                    continue
+            with open('/proc/%s/cmdline' % entry, 'rb') as cmd:
+                args = cmd.read().decode(errors='replace').split('\0')
+        except OSError:
+            continue
+        pairs = zip(args, args[1:])
+        if '--port=' + port in args or ('-p', port) in pairs \
+                or '-p' + port in args:
+            return int(entry)
+    return None

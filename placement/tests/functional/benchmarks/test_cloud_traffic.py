@@ -1,0 +1,28 @@
+"""The cloud-traffic benchmark runs end to end, quick, on a real server."""
+
+import re
+
+from benchmarks import cloud_traffic
+from placement.tests import gunicorn_server
+
+
+def test_quick_run_reports_every_endpoint(tmp_path_factory, capsys):
+    with gunicorn_server.on_fresh_database(
+            tmp_path_factory, 'cloud_traffic', workers=1) as server:
+        pid = server.worker_pids()[0]
+        cloud_traffic.main(['--quick', '--url', 'ours=' + server.url,
+                            '--pid', 'ours=%d' % pid, '--factors', '1',
+                            '--p99-bound', '60000', '--lag', '60'])
+        assert not server.errors()
+    out = capsys.readouterr().out
+    step = re.search(r'^x1 +ours .* 5xx/none (\d+) .* other 4xx (\d+) +'
+                     r'CPU/req server ([\d.]+) ms .*sustained$', out, re.M)
+    assert step, out
+    assert step.group(1) == '0' and step.group(2) == '0', out
+    assert float(step.group(3)) > 0
+    endpoints = set(re.findall(r'^    ([A-Z]+ [a-z_]+) +n +\d+', out, re.M))
+    assert endpoints >= {
+        'GET in_tree', 'GET inventories', 'GET traits', 'GET aggregates',
+        'GET sharing', 'GET candidates', 'PUT allocations',
+        'GET allocations', 'POST allocations', 'DELETE allocations',
+        'GET usages', 'PUT inventories'}, out

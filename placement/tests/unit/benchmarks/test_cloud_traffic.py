@@ -1,0 +1,98 @@
+"""The cloud-traffic benchmark's schedule and verdicts, without a server."""
+
+import argparse
+import collections
+import random
+
+from benchmarks import cloud_traffic
+
+
+def _args(**kw):
+    values = dict(period=10.0, duration=5.0, boots=2.0, migrations=0.0,
+                  deletes=1.0, usages=0.5)
+    values.update(kw)
+    return argparse.Namespace(**values)
+
+
+def test_schedule_refreshes_every_node_once_per_period_at_its_factor():
+    topology = cloud_traffic.Topology('flat', 100, 10)
+    events = cloud_traffic.schedule(topology, _args(), 4,
+                                    random.Random(1))
+    kinds = collections.Counter(name for _, name, _ in events)
+    # Period 10 s / 4 = 2.5 s: every node twice in 5 s.
+    assert kinds['refresh'] == 200
+    assert collections.Counter(
+        node for _, name, node in events if name == 'refresh') == {
+            node: 2 for node in range(100)}
+    assert kinds['boot'] == 40 and kinds['delete'] == 20
+    assert kinds['usages'] == 10 and 'migrate' not in kinds
+    times = [at for at, _, _ in events]
+    assert times == sorted(times) and 0 <= times[0] and times[-1] < 5.0
+
+
+def test_nested_instance_takes_disk_from_root_and_cpu_from_numa():
+    topology = cloud_traffic.Topology('nested', 3, 2)
+    allocation = topology.allocation(2)
+    assert allocation[topology.root(2)] == {
+        'resources': {'DISK_GB': 20}}
+    assert len(allocation) == 2
+    jobs = topology.jobs()
+    # 3 trees of 5 providers, then 2 sharing providers.
+    assert [len(job) for job in jobs] == [5, 5, 5, 1, 1]
+
+
+def test_percentile_is_nearest_rank():
+    values = list(range(1, 101))
+    assert cloud_traffic.percentile(values, 0.5) == 50
+    assert cloud_traffic.percentile(values, 0.99) == 99
+    assert cloud_traffic.percentile(values, 1.0) == 100
+    assert cloud_traffic.percentile([7], 0.99) == 7
+    assert cloud_traffic.percentile([], 0.5) is None
+
+
+def _step(seconds, statuses=(200,), lags=(0.0,), dropped=0):
+    recorder = cloud_traffic.Recorder()
+    for value in seconds:
+        for status in statuses:
+            recorder.add('GET x', status, value)
+    for lag in lags:
+        recorder.lag(lag)
+    recorder.dropped = dropped
+    return cloud_traffic.StepResult('ours', 1, 1, 1.0, recorder, None,
+                                    None, 0.0, 100.0, 1.0)
+
+
+def test_a_step_is_sustained_only_within_every_bound():
+    assert _step([0.01] * 100).why_not() is None
+    assert 'p99 200 ms' in _step([0.01] * 98 + [0.2] * 2).why_not()
+    assert '5xx' in _step([0.01], statuses=(200, 503)).why_not()
+    assert '5xx' in _step([0.01], statuses=(None,)).why_not()
+    assert 'late' in _step([0.01], lags=(0.0, 2.5)).why_not()
+    assert 'not done' in _step([0.01], dropped=3).why_not()
+    # 409s are the expected answer to a lost race, not errors.
+    assert _step([0.01], statuses=(409,)).why_not() is None
+
+
+def test_same_load_comparison_uses_cpu_per_request():
+    def cloud(label, cpu):
+        result = _step([0.01] * 10)
+        result.label, result.server_cpu = label, cpu
+        holder = cloud_traffic.Cloud(label, 'http://x', None, None, None)
+        holder.steps = [result]
+        return holder
+    lines = cloud_traffic.same_load_lines(cloud('ours', 0.1),
+                                          cloud('upstream', 0.3))
+    assert lines == ['x1: ours vs upstream: p99 10.0 vs 10.0 ms, '
+                     'server CPU/request 3.00x less']
+
+
+def test_recorder_keeps_a_few_error_texts():
+    recorder = cloud_traffic.Recorder()
+    recorder.add('GET x', 200, 0.01, b'fine')
+    recorder.add('GET x', 409, 0.01, b'conflict')
+    for _ in range(7):
+        recorder.add('PUT y', 503, 0.01, b'database unavailable')
+    recorder.add('GET x', None, 0.01, 'ConnectionResetError: reset')
+    assert recorder.samples == [('PUT y', 503, "b'database unavailable'")
+                                ] * 5
+    assert recorder.errors() == 8

@@ -367,6 +367,34 @@ def _with_room_for(ctx, resources):
         return frozenset(index.fitting(among, amounts))
 
 
+_LISTED = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
+                    _RP.c.root_provider_id, _RP.c.parent_provider_id,
+                    _RP.c.created_at, _RP.c.updated_at)
+
+
+def _listed(ctx, rows):
+    """ResourceProviders of listing ``rows`` (``_LISTED`` columns).
+
+    Parent and root uuids are found among the rows themselves, and only
+    those missing there (a listing of part of a tree) are read, by id:
+    cheaper than joining the table twice for every row of a listing.
+    """
+    uuids = {row[0]: row[1] for row in rows}
+    missing = sorted({ref for row in rows for ref in (row[4], row[5])
+                      if ref is not None and ref not in uuids})
+    for start in range(0, len(missing), _MAX_IDS_IN_QUERY):
+        uuids.update(ctx.conn.execute(
+            sa.select(_RP.c.id, _RP.c.uuid).where(_RP.c.id.in_(
+                missing[start:start + _MAX_IDS_IN_QUERY]))).all())
+    return [ResourceProvider(
+        provider_id, uuid, name, generation,
+        uuid if root_id is None else uuids[root_id],
+        None if parent_id is None else uuids[parent_id],
+        root_id or provider_id, parent_id, created_at, updated_at)
+        for (provider_id, uuid, name, generation, root_id, parent_id,
+             created_at, updated_at) in rows]
+
+
 @db_api.reader
 def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
                    required=None, resources=None):
@@ -384,7 +412,7 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
     provider yields nothing before traits are looked up, a ``member_of``
     term of unknown aggregates yields nothing before classes are.
     """
-    stmt = _select().order_by(_RP.c.id)
+    stmt = _LISTED.order_by(_RP.c.id)
     if name is not None:
         stmt = stmt.where(_RP.c.name == name if db_api.storable(name)
                           else sa.false())
@@ -405,11 +433,11 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
             return []
         stmt = stmt.where(*clauses)
     if not resources:
-        return [_from_row(row) for row in ctx.conn.execute(stmt)]
+        return _listed(ctx, ctx.conn.execute(stmt).all())
     fitting = _with_room_for(ctx, resources)
     if len(fitting) <= _MAX_IDS_IN_QUERY:
         stmt = stmt.where(_RP.c.id.in_(sorted(fitting)))
     # Else filtered here: a longer IN list is slower than reading the
     # rows, and beyond the bound parameters some databases accept.
-    return [_from_row(row) for row in ctx.conn.execute(stmt)
-            if row[0] in fitting]
+    return _listed(ctx, [row for row in ctx.conn.execute(stmt)
+                         if row[0] in fitting])

@@ -135,3 +135,20 @@ def test_class_created_after_the_index_loaded_is_found(ctx):
         rp_obj.list_providers(ctx, resources={'CUSTOM_LATE': 1})
     rc_obj.create(ctx, 'CUSTOM_LATE')
     assert rp_obj.list_providers(ctx, resources={'CUSTOM_LATE': 1}) == []
+
+
+@pytest.mark.parametrize('chunk', [500, 1])
+def test_part_of_a_tree_names_its_parents_and_roots(ctx, monkeypatch,
+                                                    chunk):
+    # Parents and roots outside the listing are read by id, in chunks.
+    monkeypatch.setattr(rp_obj, '_MAX_IDS_IN_QUERY', chunk)
+    rng = random.Random(11)
+    _random_cloud(ctx, rng, 50)
+    everything = {p.id: p for p in rp_obj.list_providers(ctx)}
+    for resources in ({'VCPU': 1}, {'DISK_GB': 2}, {'MEMORY_MB': 1}):
+        for listed in rp_obj.list_providers(ctx, resources=resources):
+            assert listed == everything[listed.id]
+    for provider in everything.values():
+        assert provider == rp_obj.get_by_uuid(ctx, provider.uuid)
+        (alone,) = rp_obj.list_providers(ctx, uuid=provider.uuid)
+        assert alone == provider

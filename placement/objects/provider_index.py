@@ -198,17 +198,39 @@ class ProviderIndex:
 
     def _add_offers(self, records):
         """Inventory ``records`` as Offers, given the usage loaded with
-        them."""
+        them.
+
+        Equal records with equal usage share one Offer, and providers
+        with equal inventories one map (never changed once built: a
+        reload builds new ones), so that a cloud of identical hosts costs
+        a few dict entries per host rather than a dict, three tuples and
+        three ranges.
+        """
         offer, capacity = capacity_rule.offer, capacity_rule.capacity
-        usage = self.usage
-        for (provider, rc, total, reserved, ratio, min_unit, max_unit,
-             step_size) in records:
+        usage, inventories = self.usage, self.inventories
+        with_class = self.with_class
+        offers = {}
+        built = set()
+        for record in records:
+            provider, rc = record[0], record[1]
             used = usage.get(provider)
-            self.inventories[provider][rc] = offer(
-                capacity(total, reserved, ratio),
-                used.get(rc, 0) if used else 0, min_unit, max_unit,
-                step_size)
-            self.with_class[rc].add(provider)
+            used = used.get(rc, 0) if used else 0
+            key = (record[2:], used)
+            found = offers.get(key)
+            if found is None:
+                (total, reserved, ratio, min_unit, max_unit,
+                 step_size) = record[2:]
+                found = offers[key] = offer(
+                    capacity(total, reserved, ratio), used, min_unit,
+                    max_unit, step_size)
+            inventories[provider][rc] = found
+            with_class[rc].add(provider)
+            built.add(provider)
+        shared = {}
+        for provider in built:
+            own = inventories[provider]
+            inventories[provider] = shared.setdefault(
+                tuple(own.items()), own)
 
     def _load_sets(self, conn, stmt, table, ids, forward, reverse):
         found = collections.defaultdict(set)
@@ -217,8 +239,11 @@ class ProviderIndex:
                 if provider in forward:
                     found[provider].add(value)
                     reverse[value].add(provider)
+        # Equal sets are shared (most hosts carry the same few traits).
+        shared = {}
         for provider, values in found.items():
-            forward[provider] = frozenset(values)
+            values = frozenset(values)
+            forward[provider] = shared.setdefault(values, values)
 
     def _names_known(self):
         """True if every class and trait in use has a name."""

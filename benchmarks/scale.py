@@ -21,7 +21,9 @@ Per scenario it reports:
   sequential requests, the spread of the round medians, and the ratio
   to the first server; a server that does not answer within
   ``--timeout`` is reported and not asked again;
-* each worker's RSS (``VmRSS`` from /proc) after the measurements;
+* each worker's RSS (``VmRSS`` from /proc) after the candidates
+  requests (both workers have loaded what they keep) and again after
+  the listings (which build whole lists of providers);
 * for ours, in this process: a full provider index load (median of
   three) and the memory the index holds (tracemalloc), per provider.
 
@@ -330,6 +332,13 @@ def index_figures(db_url, repeat=3):
         db.dispose()
 
 
+def report_rss(servers, scenario, when):
+    for server in servers:
+        print('%s %-9s worker RSS %s: %s MB' % (
+            scenario, server.label, when, ', '.join(
+                '%.0f' % mb for mb in server.rss_mb())), flush=True)
+
+
 def run_scenario(scenario, args, checkout):
     size = args.providers if scenario == 'flat' else args.trees
     providers = list((flat_providers if scenario == 'flat'
@@ -368,15 +377,13 @@ def run_scenario(scenario, args, checkout):
                   flush=True)
         measure(servers, '%s-%d candidates limit=1000' % (scenario, size),
                 '/allocation_candidates?' + query, args)
+        report_rss(servers, scenario, 'after the candidates requests')
         measure(servers, '%s-%d GET /resource_providers' % (scenario, size),
                 '/resource_providers', args)
         listing = LISTING_QUERY[scenario]
         measure(servers, '%s-%d ?%s' % (scenario, size, listing),
                 '/resource_providers?' + listing, args)
-        for server in servers:
-            print('%s %-9s worker RSS after the measurements: %s MB' % (
-                scenario, server.label, ', '.join(
-                    '%.0f' % mb for mb in server.rss_mb())), flush=True)
+        report_rss(servers, scenario, 'after the listings too')
         for server in servers:
             server.stop()
         seconds, held, count = index_figures(servers[0].db_url)

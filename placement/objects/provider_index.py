@@ -25,6 +25,7 @@ import collections
 import os
 import threading
 import time
+import types
 import typing
 import weakref
 
@@ -48,6 +49,8 @@ _RP_TRAITS = tables.resource_provider_traits
 _RP_AGGS = tables.resource_provider_aggregates
 
 _EMPTY = frozenset()
+#: The inventories of every provider without any (read-only, shared).
+_NO_INVENTORY = types.MappingProxyType({})
 _GONE = object()
 
 
@@ -176,18 +179,19 @@ class ProviderIndex:
                 self.members[root].add(provider)
                 if parent is not None:
                     self.nested.add(provider)
-                self.inventories[provider] = {}
+                self.inventories[provider] = _NO_INVENTORY
                 self.traits[provider] = _EMPTY
                 self.aggregates[provider] = _EMPTY
         known = self.uuid
-        records = [row for rows in _rows(conn, _INVENTORIES,
-                                         _INV.c.resource_provider_id, ids)
-                   for row in rows if row[0] in known]
         for rows in _rows(conn, _USAGE, _ALLOC.c.resource_provider_id, ids):
             for provider, rc, used in rows:
                 if provider in known:
                     self.usage.setdefault(provider, {})[rc] = int(used)
-        self._add_offers(records)
+        # Streamed: a list of every inventory row of a large cloud would
+        # leave the worker that much bigger after the load.
+        self._add_offers(row for rows in _rows(
+            conn, _INVENTORIES, _INV.c.resource_provider_id, ids)
+            for row in rows if row[0] in known)
         self._load_sets(conn, _TRAITS, _RP_TRAITS, ids, self.traits,
                         self.with_trait)
         self._load_sets(conn, _AGGREGATES, _RP_AGGS, ids, self.aggregates,
@@ -223,7 +227,10 @@ class ProviderIndex:
                 found = offers[key] = offer(
                     capacity(total, reserved, ratio), used, min_unit,
                     max_unit, step_size)
-            inventories[provider][rc] = found
+            own = inventories[provider]
+            if own is _NO_INVENTORY:
+                own = inventories[provider] = {}
+            own[rc] = found
             with_class[rc].add(provider)
             built.add(provider)
         shared = {}
@@ -378,7 +385,8 @@ _AGGREGATES = sa.select(_RP_AGGS.c.resource_provider_id,
 def _rows(conn, stmt, column, ids):
     """Rows of ``stmt`` for the providers ``ids`` (chunked), or all."""
     if ids is None:
-        yield conn.execute(stmt).all()
+        # In parts, never all rows of a large cloud at once.
+        yield from conn.execute(stmt).partitions(CHUNK * 20)
         return
     stmt = stmt.where(column.in_(_IDS))
     ids = sorted(ids)

@@ -74,8 +74,8 @@ class ProviderIndex:
     ({class: used}, only classes with allocations), ``traits`` and
     ``aggregates`` (frozensets of ids). Reverse maps: ``with_class``,
     ``with_trait``, ``in_aggregate`` ({id: set of providers}),
-    ``members`` ({root: set of providers of its tree}) and ``nested``
-    (providers with a parent).
+    ``members`` (``Trees``: {root: set of providers of its tree}) and
+    ``nested`` (providers with a parent).
     ``lines`` caches each provider's ancestors-or-self for the search
     (``candidate_search.Ancestry``), kept until a provider moves;
     ``summaries`` those ``summary`` built, kept until a provider changes.
@@ -107,7 +107,7 @@ class ProviderIndex:
         self.with_class = collections.defaultdict(set)
         self.with_trait = collections.defaultdict(set)
         self.in_aggregate = collections.defaultdict(set)
-        self.members = collections.defaultdict(set)
+        self.members = Trees()
         self.nested = set()
         self.lines = {}
         self._lone = None
@@ -162,7 +162,7 @@ class ProviderIndex:
             _discard(self.with_trait, trait, provider)
         for aggregate in self.aggregates.pop(provider):
             _discard(self.in_aggregate, aggregate, provider)
-        _discard(self.members, self.root.pop(provider), provider)
+        self.members.leave(self.root.pop(provider), provider)
         self.nested.discard(provider)
         del self.by_uuid[self.uuid.pop(provider)], self.parent[provider]
 
@@ -176,7 +176,7 @@ class ProviderIndex:
                 self.by_uuid[uuid] = provider
                 self.parent[provider] = parent
                 self.root[provider] = root
-                self.members[root].add(provider)
+                self.members.join(root, provider)
                 if parent is not None:
                     self.nested.add(provider)
                 self.inventories[provider] = _NO_INVENTORY
@@ -337,9 +337,7 @@ class ProviderIndex:
         """Roots of trees of one provider (kept until a provider moves,
         comes or goes)."""
         if self._lone is None:
-            self._lone = frozenset(root for root, members
-                                   in self.members.items()
-                                   if len(members) == 1)
+            self._lone = self.members.of_one()
         return self._lone
 
     def union(self, reverse, keys):
@@ -353,6 +351,62 @@ class ProviderIndex:
         """Every provider of the trees ``roots``."""
         return set().union(*(self.members.get(root, _EMPTY)
                              for root in roots))
+
+
+class Trees(dict):
+    """{root: the providers of its tree}, read through ``get`` (or
+    ``items``) as sets.
+
+    Most trees of a large cloud are one provider: such a tree is kept as
+    that provider's id rather than a set of it (a set costs 200 bytes).
+    Indexing (``trees[root].add(provider)``) gives a stored, mutable set.
+    """
+
+    def join(self, root, provider):
+        tree = dict.get(self, root)
+        if tree is None:
+            self[root] = provider
+        elif isinstance(tree, int):
+            self[root] = {tree, provider}
+        else:
+            tree.add(provider)
+
+    def leave(self, root, provider):
+        tree = dict.get(self, root)
+        if isinstance(tree, int):
+            if tree == provider:
+                del self[root]
+        elif tree is not None:
+            tree.discard(provider)
+            if len(tree) == 1:
+                (self[root],) = tree
+            elif not tree:
+                del self[root]
+
+    def get(self, root, default=None):
+        tree = dict.get(self, root, default)
+        return frozenset((tree,)) if isinstance(tree, int) else tree
+
+    def __missing__(self, root):
+        tree = self[root] = set()
+        return tree
+
+    def __getitem__(self, root):
+        tree = dict.__getitem__(self, root)
+        if isinstance(tree, int):
+            tree = self[root] = {tree}
+        return tree
+
+    def items(self):
+        return ((root, self.get(root)) for root in self)
+
+    def values(self):
+        return (self.get(root) for root in self)
+
+    def of_one(self):
+        """Roots of trees of one provider."""
+        return frozenset(root for root, tree in dict.items(self)
+                         if isinstance(tree, int) or len(tree) == 1)
 
 
 def _discard(reverse, key, provider):

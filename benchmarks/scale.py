@@ -20,7 +20,9 @@ Per scenario it reports:
   median and p90 over ``--rounds`` interleaved rounds of ``--requests``
   sequential requests, the spread of the round medians, and the ratio
   to the first server; a server that does not answer within
-  ``--timeout`` is reported and not asked again;
+  ``--timeout`` is reported and not asked again; and the CPU time the
+  server's workers used per request (from /proc), a figure less
+  disturbed than latency by other work on a shared machine;
 * each worker's RSS (``VmRSS`` from /proc) after the candidates
   requests (both workers have loaded what they keep) and again after
   the listings (which build whole lists of providers);
@@ -242,6 +244,19 @@ class Server:
                 found.append(int(pid))
         return sorted(found)
 
+    def cpu_seconds(self):
+        """User and system CPU time the workers have used so far."""
+        ticks = os.sysconf('SC_CLK_TCK')
+        total = 0
+        for pid in self.workers():
+            try:
+                with open('/proc/%d/stat' % pid) as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])
+        return total / ticks
+
     def rss_mb(self):
         sizes = []
         for pid in self.workers():
@@ -276,6 +291,7 @@ def measure(servers, name, path, args):
     per server and ratios to the first."""
     times = {s.label: [] for s in servers}
     medians = {s.label: [] for s in servers}
+    cpu = {s.label: 0.0 for s in servers}
     counts = {s.label: set() for s in servers}
     failures = {}
     for _ in range(args.rounds):
@@ -284,6 +300,7 @@ def measure(servers, name, path, args):
                 continue
             client = bench.Client(server.url, 'admin', args.timeout)
             round_times = []
+            cpu_before = server.cpu_seconds()
             for _ in range(args.requests):
                 resp, seconds = client.get(path)
                 if resp.status != 200:
@@ -296,6 +313,7 @@ def measure(servers, name, path, args):
                 counts[server.label].add(len(
                     data.get('allocation_requests')
                     or data.get('resource_providers') or ()))
+            cpu[server.label] += server.cpu_seconds() - cpu_before
             if round_times:
                 times[server.label] += round_times
                 medians[server.label].append(statistics.median(round_times))
@@ -310,10 +328,14 @@ def measure(servers, name, path, args):
                          statistics.median(values), percentile(values, 0.9),
                          min(medians[label]), max(medians[label]),
                          len(values)))
+            line += '  server CPU %.1f ms/request' % (
+                cpu[label] * 1000 / len(values))
             if label != first and times[first]:
-                line += '  ours %.1fx faster' % (
+                line += '  ours %.1fx faster (median), %.1fx less CPU' % (
                     statistics.median(values)
-                    / statistics.median(times[first]))
+                    / statistics.median(times[first]),
+                    (cpu[label] / len(values))
+                    / max(cpu[first] / len(times[first]), 1e-9))
         if label in failures:
             line += '  ' + failures[label]
         print(line, flush=True)

@@ -2,6 +2,8 @@
 
 import uuid as uuidlib
 
+import orjson
+
 from placement import errors
 from placement import exception
 from placement.handlers import params as filters
@@ -27,19 +29,47 @@ _LINKS = (('self', '', microversion.MIN_VERSION),
 
 def serialize(req, provider):
     """The provider representation at the request's microversion."""
+    return _serializer(req)(provider)
+
+
+def _serializer(req):
+    """``serialize`` with what depends only on the request worked out
+    once: a listing renders thousands of providers. The links, six
+    small objects per provider, are written as one JSON fragment from
+    a template: building them as dicts cost more than the rest of a
+    listing."""
     version = util.version(req)
-    base = '/resource_providers/%s' % provider.uuid
-    data = {
-        'uuid': provider.uuid,
-        'name': provider.name,
-        'generation': provider.generation,
-        'links': [{'rel': rel, 'href': util.href(req, base + suffix)}
-                  for rel, suffix, since in _LINKS if version >= since],
-    }
-    if version >= microversion.NESTED_PROVIDERS:
-        data['parent_provider_uuid'] = provider.parent_provider_uuid
-        data['root_provider_uuid'] = provider.root_provider_uuid
-    return data
+    prefix = util.href(req, '/resource_providers/')
+    rels = [(rel, suffix) for rel, suffix, since in _LINKS
+            if version >= since]
+    # The JSON of the links with "\0" where the provider's uuid goes,
+    # cut there: a uuid, escaped, joins the pieces.
+    pieces = orjson.dumps([{'rel': rel, 'href': prefix + '\0' + suffix}
+                           for rel, suffix in rels]).decode().split('\\u0000')
+    nested = version >= microversion.NESTED_PROVIDERS
+    fragment, dumps = orjson.Fragment, orjson.dumps
+    if len(pieces) != len(rels) + 1:
+        # A mount prefix holding NUL itself: build the links as dicts.
+        def render_links(uuid):
+            return [{'rel': rel, 'href': prefix + uuid + suffix}
+                    for rel, suffix in rels]
+    else:
+        def render_links(uuid):
+            return fragment(dumps(uuid)[1:-1].decode().join(pieces))
+
+    def render(provider):
+        uuid = provider.uuid
+        data = {
+            'uuid': uuid,
+            'name': provider.name,
+            'generation': provider.generation,
+            'links': render_links(uuid),
+        }
+        if nested:
+            data['parent_provider_uuid'] = provider.parent_provider_uuid
+            data['root_provider_uuid'] = provider.root_provider_uuid
+        return data
+    return render
 
 
 def get_provider_or_404(ctx, uuid):
@@ -78,7 +108,7 @@ def list_resource_providers(req):
         raise errors.BadRequest(
             'Invalid resource class in resources parameter: %s' % exc)
     return util.json_response(
-        req, {'resource_providers': [serialize(req, p) for p in providers]},
+        req, {'resource_providers': list(map(_serializer(req), providers))},
         last_modified=util.newest(p.last_modified for p in providers))
 
 

@@ -19,6 +19,7 @@ providers the returned candidates place something on.
 """
 
 import collections
+import collections.abc
 import dataclasses
 import functools
 import itertools
@@ -147,7 +148,7 @@ def _search(ctx, index, request, options, rng):
             return EMPTY
         resolved.append(ids)
     builder = _SpaceBuilder(index, request, names.sharing(),
-                            _shared_classes(resolved))
+                            _shared_classes(resolved), lazy=True)
     for ids in resolved:
         if not builder.add(ids):
             return EMPTY
@@ -279,11 +280,16 @@ class _SpaceBuilder:
 
     ``shares`` becomes true when some partial is offered at an anchor
     outside its provider's own tree (a sharing provider): only then can
-    two anchors produce the same candidate.
+    two anchors produce the same candidate. ``lazy`` lets a group's
+    partials be worked out anchor by anchor as the search reaches them
+    (``_FittingPartials``); its anchors are then those where a partial
+    may be, which is all the search needs but not an exact count.
     """
 
-    def __init__(self, index, request, sharing, shared_classes):
+    def __init__(self, index, request, sharing, shared_classes,
+                 lazy=False):
         self.index = index
+        self._lazy = lazy
         self._sharing = sharing
         self._associated = {}
         self.shares = False
@@ -355,18 +361,25 @@ class _SpaceBuilder:
     def _matching(self, ids, sets):
         """Providers in every one of ``sets`` and in the group's
         aggregate and trait terms, but in none of its forbidden ones."""
+        sets, excluded = self._terms(ids, sets)
+        found = _intersection(sets)
+        return found - excluded if excluded else found
+
+    def _terms(self, ids, sets):
+        """What ``_matching`` asks: ``(sets, excluded)``, a provider
+        being in every one of ``sets`` and not in ``excluded``."""
         index = self.index
         sets = list(sets)
         sets += [index.union(index.in_aggregate, term)
                  for term in ids.member_of]
         sets += [index.union(index.with_trait, term) for term in ids.required]
-        found = _intersection(sets)
+        excluded = _NOTHING
         if ids.forbidden:
-            found -= index.union(index.with_trait, ids.forbidden)
+            excluded = index.union(index.with_trait, ids.forbidden)
         if ids.forbidden_aggregates:
-            found -= index.union(index.in_aggregate,
-                                 ids.forbidden_aggregates)
-        return found
+            excluded = excluded | index.union(index.in_aggregate,
+                                              ids.forbidden_aggregates)
+        return sets, excluded
 
     def _single_provider(self, ids, tree_root, among=None):
         """Partials of one provider each (among ``among`` if given)."""
@@ -377,6 +390,8 @@ class _SpaceBuilder:
         if among is not None:
             sets.append(among)
         amounts = tuple(ids.amounts.items())
+        if self._lazy and among is None and not self._sharing:
+            return _FittingPartials(self, *self._terms(ids, sets), amounts)
         partials = collections.defaultdict(list)
         roots, sharing = index.root, self._sharing
         shared = self.space.shared_classes.intersection(ids.amounts)
@@ -470,6 +485,71 @@ class _SpaceBuilder:
             allowed.append(index.trees({index.root[p] for p in holders})
                            | self._sharing)
         return allowed
+
+
+class _FittingPartials(collections.abc.Mapping):
+    """A single-provider group's partials per anchor (tree root), each
+    anchor's worked out when the search first reaches it.
+
+    Keys are the roots of the providers of the smallest of ``sets``,
+    whether or not they are in the others, out of ``excluded`` or have
+    room: with a limit the search stops after a few anchors, and
+    matching and testing every provider of a large cloud first cost more
+    than the rest of the request. An anchor where no provider qualifies
+    has no partials, so it yields no candidate, as if absent.
+    """
+
+    def __init__(self, builder, sets, excluded, amounts):
+        self._builder, self._amounts = builder, amounts
+        self._shared = builder.space.shared_classes.intersection(
+            rc for rc, _ in amounts)
+        sets = sorted(sets, key=len)
+        self._pool, self._others = sets[0], sets[1:]
+        self._excluded = excluded
+        index = builder.index
+        if index.nested:
+            trees = collections.defaultdict(list)
+            root = index.root
+            for provider in sorted(self._pool):
+                trees[root[provider]].append(provider)
+            self._trees = trees
+        else:
+            # Every provider is its own tree.
+            self._trees = None
+        self._done = {}
+
+    def _qualifying(self, anchor):
+        if self._trees is not None:
+            providers = self._trees[anchor]
+        elif anchor in self._pool:
+            providers = (anchor,)
+        else:
+            raise KeyError(anchor)
+        others, excluded = self._others, self._excluded
+        return [provider for provider in providers
+                if provider not in excluded
+                and all(provider in other for other in others)]
+
+    def __getitem__(self, anchor):
+        found = self._done.get(anchor)
+        if found is None:
+            builder, amounts = self._builder, self._amounts
+            found = []
+            for provider in builder.index.fitting(self._qualifying(anchor),
+                                                  amounts):
+                if self._shared:
+                    builder._note_rooms(provider, self._shared)
+                found.append(search.make_partial(((provider,), tuple(
+                    [(provider, rc, amount) for rc, amount in amounts]),
+                    amounts)))
+            self._done[anchor] = found
+        return found
+
+    def __iter__(self):
+        return iter(self._pool if self._trees is None else self._trees)
+
+    def __len__(self):
+        return len(self._pool if self._trees is None else self._trees)
 
 
 def _combinations(ids, per_class, traits):

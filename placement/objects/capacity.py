@@ -8,10 +8,9 @@ record's units (``min_unit <= amount <= max_unit``, a multiple of
 Inventory writes check the capacity alone (``inventory.check_capacity``);
 allocation writes, and so the reshaper, check units and then usage
 (``allocation``); the candidates index keeps an ``Offer`` per inventory
-and tests its ``allowed`` range per provider (``provider_index``); the
-``resources`` filter of GET /resource_providers lets the database decide
-(``sql_fits``). Amounts and usage are whole numbers, so comparing them
-with the untruncated product, as SQL does, gives the same answers.
+and tests its ``allowed`` range per provider (``provider_index``), for
+candidates and for the ``resources`` filter of GET /resource_providers
+alike.
 """
 
 import typing
@@ -68,13 +67,3 @@ def usage_allowed(capacity, before, after):
     or, already above it (``before``, None if the pair was unused), not
     growing."""
     return after <= capacity or (before is not None and after <= before)
-
-
-def sql_fits(inventory, used, amount):
-    """WHERE clauses over the ``inventories`` table (or an alias) keeping
-    the records from which one allocation of ``amount`` (an SQL integer)
-    may be taken, ``used`` (an SQL integer) being their usage."""
-    return (inventory.c.min_unit <= amount, inventory.c.max_unit >= amount,
-            amount % inventory.c.step_size == 0,
-            used + amount <= (inventory.c.total - inventory.c.reserved)
-            * inventory.c.allocation_ratio)

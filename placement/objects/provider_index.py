@@ -26,6 +26,7 @@ import logging
 import os
 import threading
 import time
+import types
 import typing
 import weakref
 
@@ -51,6 +52,8 @@ _RP_TRAITS = tables.resource_provider_traits
 _RP_AGGS = tables.resource_provider_aggregates
 
 _EMPTY = frozenset()
+#: The inventories of every provider without any (read-only, shared).
+_NO_INVENTORY = types.MappingProxyType({})
 _GONE = object()
 
 
@@ -74,8 +77,8 @@ class ProviderIndex:
     ({class: used}, only classes with allocations), ``traits`` and
     ``aggregates`` (frozensets of ids). Reverse maps: ``with_class``,
     ``with_trait``, ``in_aggregate`` ({id: set of providers}),
-    ``members`` ({root: set of providers of its tree}) and ``nested``
-    (providers with a parent).
+    ``members`` (``Trees``: {root: set of providers of its tree}) and
+    ``nested`` (providers with a parent).
     ``lines`` caches each provider's ancestors-or-self for the search
     (``candidate_search.Ancestry``), kept until a provider moves;
     ``summaries`` those ``summary`` built, kept until a provider changes.
@@ -107,7 +110,7 @@ class ProviderIndex:
         self.with_class = collections.defaultdict(set)
         self.with_trait = collections.defaultdict(set)
         self.in_aggregate = collections.defaultdict(set)
-        self.members = collections.defaultdict(set)
+        self.members = Trees()
         self.nested = set()
         self.lines = {}
         self._lone = None
@@ -164,7 +167,7 @@ class ProviderIndex:
             _discard(self.with_trait, trait, provider)
         for aggregate in self.aggregates.pop(provider):
             _discard(self.in_aggregate, aggregate, provider)
-        _discard(self.members, self.root.pop(provider), provider)
+        self.members.leave(self.root.pop(provider), provider)
         self.nested.discard(provider)
         del self.by_uuid[self.uuid.pop(provider)], self.parent[provider]
 
@@ -178,21 +181,22 @@ class ProviderIndex:
                 self.by_uuid[uuid] = provider
                 self.parent[provider] = parent
                 self.root[provider] = root
-                self.members[root].add(provider)
+                self.members.join(root, provider)
                 if parent is not None:
                     self.nested.add(provider)
-                self.inventories[provider] = {}
+                self.inventories[provider] = _NO_INVENTORY
                 self.traits[provider] = _EMPTY
                 self.aggregates[provider] = _EMPTY
         known = self.uuid
-        records = [row for rows in _rows(conn, _INVENTORIES,
-                                         _INV.c.resource_provider_id, ids)
-                   for row in rows if row[0] in known]
         for rows in _rows(conn, _USAGE, _ALLOC.c.resource_provider_id, ids):
             for provider, rc, used in rows:
                 if provider in known:
                     self.usage.setdefault(provider, {})[rc] = int(used)
-        self._add_offers(records)
+        # Streamed: a list of every inventory row of a large cloud would
+        # leave the worker that much bigger after the load.
+        self._add_offers(row for rows in _rows(
+            conn, _INVENTORIES, _INV.c.resource_provider_id, ids)
+            for row in rows if row[0] in known)
         self._load_sets(conn, _TRAITS, _RP_TRAITS, ids, self.traits,
                         self.with_trait)
         self._load_sets(conn, _AGGREGATES, _RP_AGGS, ids, self.aggregates,
@@ -203,17 +207,42 @@ class ProviderIndex:
 
     def _add_offers(self, records):
         """Inventory ``records`` as Offers, given the usage loaded with
-        them."""
+        them.
+
+        Equal records with equal usage share one Offer, and providers
+        with equal inventories one map (never changed once built: a
+        reload builds new ones), so that a cloud of identical hosts costs
+        a few dict entries per host rather than a dict, three tuples and
+        three ranges.
+        """
         offer, capacity = capacity_rule.offer, capacity_rule.capacity
-        usage = self.usage
-        for (provider, rc, total, reserved, ratio, min_unit, max_unit,
-             step_size) in records:
+        usage, inventories = self.usage, self.inventories
+        with_class = self.with_class
+        offers = {}
+        built = set()
+        for record in records:
+            provider, rc = record[0], record[1]
             used = usage.get(provider)
-            self.inventories[provider][rc] = offer(
-                capacity(total, reserved, ratio),
-                used.get(rc, 0) if used else 0, min_unit, max_unit,
-                step_size)
-            self.with_class[rc].add(provider)
+            used = used.get(rc, 0) if used else 0
+            key = (record[2:], used)
+            found = offers.get(key)
+            if found is None:
+                (total, reserved, ratio, min_unit, max_unit,
+                 step_size) = record[2:]
+                found = offers[key] = offer(
+                    capacity(total, reserved, ratio), used, min_unit,
+                    max_unit, step_size)
+            own = inventories[provider]
+            if own is _NO_INVENTORY:
+                own = inventories[provider] = {}
+            own[rc] = found
+            with_class[rc].add(provider)
+            built.add(provider)
+        shared = {}
+        for provider in built:
+            own = inventories[provider]
+            inventories[provider] = shared.setdefault(
+                tuple(own.items()), own)
 
     def _load_sets(self, conn, stmt, table, ids, forward, reverse):
         found = collections.defaultdict(set)
@@ -222,8 +251,11 @@ class ProviderIndex:
                 if provider in forward:
                     found[provider].add(value)
                     reverse[value].add(provider)
+        # Equal sets are shared (most hosts carry the same few traits).
+        shared = {}
         for provider, values in found.items():
-            forward[provider] = frozenset(values)
+            values = frozenset(values)
+            forward[provider] = shared.setdefault(values, values)
 
     def _names_known(self):
         """True if every class and trait in use has a name."""
@@ -310,9 +342,7 @@ class ProviderIndex:
         """Roots of trees of one provider (kept until a provider moves,
         comes or goes)."""
         if self._lone is None:
-            self._lone = frozenset(root for root, members
-                                   in self.members.items()
-                                   if len(members) == 1)
+            self._lone = self.members.of_one()
         return self._lone
 
     def union(self, reverse, keys):
@@ -342,6 +372,62 @@ def _prune(conn, bound):
                 changes.prune(own, bound)
     except sa.exc.DBAPIError as exc:
         LOG.info('Change log not pruned: %s', exc)
+
+
+class Trees(dict):
+    """{root: the providers of its tree}, read through ``get`` (or
+    ``items``) as sets.
+
+    Most trees of a large cloud are one provider: such a tree is kept as
+    that provider's id rather than a set of it (a set costs 200 bytes).
+    Indexing (``trees[root].add(provider)``) gives a stored, mutable set.
+    """
+
+    def join(self, root, provider):
+        tree = dict.get(self, root)
+        if tree is None:
+            self[root] = provider
+        elif isinstance(tree, int):
+            self[root] = {tree, provider}
+        else:
+            tree.add(provider)
+
+    def leave(self, root, provider):
+        tree = dict.get(self, root)
+        if isinstance(tree, int):
+            if tree == provider:
+                del self[root]
+        elif tree is not None:
+            tree.discard(provider)
+            if len(tree) == 1:
+                (self[root],) = tree
+            elif not tree:
+                del self[root]
+
+    def get(self, root, default=None):
+        tree = dict.get(self, root, default)
+        return frozenset((tree,)) if isinstance(tree, int) else tree
+
+    def __missing__(self, root):
+        tree = self[root] = set()
+        return tree
+
+    def __getitem__(self, root):
+        tree = dict.__getitem__(self, root)
+        if isinstance(tree, int):
+            tree = self[root] = {tree}
+        return tree
+
+    def items(self):
+        return ((root, self.get(root)) for root in self)
+
+    def values(self):
+        return (self.get(root) for root in self)
+
+    def of_one(self):
+        """Roots of trees of one provider."""
+        return frozenset(root for root, tree in dict.items(self)
+                         if isinstance(tree, int) or len(tree) == 1)
 
 
 def _discard(reverse, key, provider):
@@ -374,7 +460,8 @@ _AGGREGATES = sa.select(_RP_AGGS.c.resource_provider_id,
 def _rows(conn, stmt, column, ids):
     """Rows of ``stmt`` for the providers ``ids`` (chunked), or all."""
     if ids is None:
-        yield conn.execute(stmt).all()
+        # In parts, never all rows of a large cloud at once.
+        yield from conn.execute(stmt).partitions(CHUNK * 20)
         return
     stmt = stmt.where(column.in_(_IDS))
     ids = sorted(ids)

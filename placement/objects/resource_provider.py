@@ -16,9 +16,11 @@ from sqlalchemy import exc as sa_exc
 from placement.db import api as db_api
 from placement.db import tables
 from placement import exception
-from placement.objects import capacity as capacity_rule
+from placement.objects import provider_index
 
 _RP = tables.resource_providers
+#: Most fitting provider ids the ``resources`` listing sends as an IN list.
+_MAX_IDS_IN_QUERY = 500
 _ROOT = _RP.alias('root_rp')
 _PARENT = _RP.alias('parent_rp')
 
@@ -62,13 +64,14 @@ _BY_UUID = _select().where(_RP.c.uuid == sa.bindparam('uuid'))
 
 
 def _from_row(row):
-    return ResourceProvider(
-        id=row.id, uuid=row.uuid, name=row.name, generation=row.generation,
-        root_provider_uuid=row.root_uuid or row.uuid,
-        parent_provider_uuid=row.parent_uuid,
-        root_id=row.root_provider_id or row.id,
-        parent_id=row.parent_provider_id,
-        created_at=row.created_at, updated_at=row.updated_at)
+    # Unpacked by position: listings build thousands of these, and named
+    # access to a Row costs several times more.
+    (provider_id, uuid, name, generation, root_uuid, parent_uuid, root_id,
+     parent_id, created_at, updated_at) = row
+    return ResourceProvider(provider_id, uuid, name, generation,
+                            root_uuid or uuid, parent_uuid,
+                            root_id or provider_id, parent_id, created_at,
+                            updated_at)
 
 
 @db_api.reader
@@ -358,39 +361,52 @@ def _aggregate_filters(ctx, member_of):
     return clauses
 
 
-def _capacity_filters(ctx, resources):
-    """WHERE clauses keeping providers that can take every amount of
-    ``resources`` ({class name: amount}) on their own inventory (the
-    rule of ``capacity.sql_fits``)."""
-    classes = tables.resource_classes
-    found = dict(ctx.conn.execute(
-        sa.select(classes.c.name, classes.c.id)
-        .where(classes.c.name.in_(
-            {name for name in resources if db_api.storable(name)}))).all())
-    for name in resources:
-        if name not in found:
-            raise exception.ResourceClassNotFound(name=name)
-    inv, alloc = tables.inventories, tables.allocations
-    usage = (sa.select(alloc.c.resource_provider_id,
-                       alloc.c.resource_class_id,
-                       sa.func.sum(alloc.c.used).label('used'))
-             .where(alloc.c.resource_class_id.in_(sorted(found.values())))
-             .group_by(alloc.c.resource_provider_id,
-                       alloc.c.resource_class_id)
-             .subquery('usage'))
-    clauses = []
-    for name, amount in resources.items():
-        wanted = sa.literal(amount, sa.Integer)
-        fitting = (
-            sa.select(inv.c.resource_provider_id)
-            .select_from(inv.outerjoin(usage, sa.and_(
-                usage.c.resource_provider_id == inv.c.resource_provider_id,
-                usage.c.resource_class_id == inv.c.resource_class_id)))
-            .where(inv.c.resource_class_id == found[name],
-                   *capacity_rule.sql_fits(
-                       inv, sa.func.coalesce(usage.c.used, 0), wanted)))
-        clauses.append(_RP.c.id.in_(fitting))
-    return clauses
+def _with_room_for(ctx, resources):
+    """Ids of the providers that can take every amount of ``resources``
+    ({class name: amount}) from their own inventory, asked of the
+    provider index (the candidates engine's copy of inventories and
+    usage, brought up to date in this transaction): the same capacity
+    rule the candidates follow, without a subquery per class."""
+    index = provider_index.of(ctx.db)
+    with index.lock:
+        index.refresh(ctx.conn)
+        ids = index.class_ids(ctx.conn, [name for name in resources
+                                         if db_api.storable(name)])
+        for name in resources:
+            if name not in ids:
+                raise exception.ResourceClassNotFound(name=name)
+        amounts = [(ids[name], amount) for name, amount in resources.items()]
+        among = min((index.with_class.get(rc, frozenset())
+                     for rc, _ in amounts), key=len)
+        return frozenset(index.fitting(among, amounts))
+
+
+_LISTED = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
+                    _RP.c.root_provider_id, _RP.c.parent_provider_id,
+                    _RP.c.created_at, _RP.c.updated_at)
+
+
+def _listed(ctx, rows):
+    """ResourceProviders of listing ``rows`` (``_LISTED`` columns).
+
+    Parent and root uuids are found among the rows themselves, and only
+    those missing there (a listing of part of a tree) are read, by id:
+    cheaper than joining the table twice for every row of a listing.
+    """
+    uuids = {row[0]: row[1] for row in rows}
+    missing = sorted({ref for row in rows for ref in (row[4], row[5])
+                      if ref is not None and ref not in uuids})
+    for start in range(0, len(missing), _MAX_IDS_IN_QUERY):
+        uuids.update(ctx.conn.execute(
+            sa.select(_RP.c.id, _RP.c.uuid).where(_RP.c.id.in_(
+                missing[start:start + _MAX_IDS_IN_QUERY]))).all())
+    return [ResourceProvider(
+        provider_id, uuid, name, generation,
+        uuid if root_id is None else uuids[root_id],
+        None if parent_id is None else uuids[parent_id],
+        root_id or provider_id, parent_id, created_at, updated_at)
+        for (provider_id, uuid, name, generation, root_id, parent_id,
+             created_at, updated_at) in rows]
 
 
 @db_api.reader
@@ -410,7 +426,7 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
     provider yields nothing before traits are looked up, a ``member_of``
     term of unknown aggregates yields nothing before classes are.
     """
-    stmt = _select().order_by(_RP.c.id)
+    stmt = _LISTED.order_by(_RP.c.id)
     if name is not None:
         stmt = stmt.where(_RP.c.name == name if db_api.storable(name)
                           else sa.false())
@@ -430,6 +446,12 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
         if clauses is None:
             return []
         stmt = stmt.where(*clauses)
-    if resources:
-        stmt = stmt.where(*_capacity_filters(ctx, resources))
-    return [_from_row(row) for row in ctx.conn.execute(stmt)]
+    if not resources:
+        return _listed(ctx, ctx.conn.execute(stmt).all())
+    fitting = _with_room_for(ctx, resources)
+    if len(fitting) <= _MAX_IDS_IN_QUERY:
+        stmt = stmt.where(_RP.c.id.in_(sorted(fitting)))
+    # Else filtered here: a longer IN list is slower than reading the
+    # rows, and beyond the bound parameters some databases accept.
+    return _listed(ctx, [row for row in ctx.conn.execute(stmt)
+                         if row[0] in fitting])

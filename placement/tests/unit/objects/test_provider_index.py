@@ -157,3 +157,28 @@ def test_union_and_trees(index):
     assert index.union(index.with_class, iter([VCPU, DISK_GB])) == {2, 4, 5}
     assert index.trees([1]) == {1, 2, 3}
     assert index.trees([1, 5]) == {1, 2, 3, 5}
+
+
+def test_trees_keep_a_lone_provider_as_its_id_and_read_as_sets():
+    trees = provider_index.Trees()
+    trees.join(1, 1)
+    trees.join(2, 2)
+    trees.join(2, 3)
+    assert dict.get(trees, 1) == 1
+    assert trees.get(1) == {1} and trees.get(2) == {2, 3}
+    assert trees.get(9) is None and trees.get(9, 'none') == 'none'
+    assert trees.of_one() == {1}
+    assert dict(trees.items()) == {1: {1}, 2: {2, 3}}
+    # A tree left by all but one provider shrinks back to an id.
+    trees.leave(2, 2)
+    assert dict.get(trees, 2) == 3 and trees.of_one() == {1, 2}
+    trees.leave(2, 3)
+    trees.leave(1, 7)
+    assert 2 not in trees and trees.get(1) == {1}
+    trees.leave(1, 1)
+    assert not trees
+    # Indexing gives a stored set, as a defaultdict(set) would.
+    trees[4].add(4)
+    trees.join(5, 5)
+    trees[5].add(6)
+    assert trees.get(4) == {4} and trees.get(5) == {5, 6}

@@ -173,3 +173,14 @@ class InvalidAllocationConstraintsViolated(InvalidAllocation):
     msg_fmt = ("Unable to create allocation for '%(resource_class)s' on "
                "resource provider '%(provider)s'. The requested amount would "
                "violate inventory constraints.")
+
+
+class NoClaimCandidates(PlacementException):
+    """A claim's candidates query found no candidate."""
+    msg_fmt = 'No allocation candidate fits the claim.'
+
+
+class ClaimCandidatesTaken(PlacementException):
+    """Every candidate a claim tried was refused by its write."""
+    msg_fmt = ('Concurrent writes took the capacity of the %(tried)d '
+               'candidate(s) tried, of %(found)d found.')

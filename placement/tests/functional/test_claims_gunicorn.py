@@ -14,9 +14,11 @@ import collections
 import threading
 import uuid
 
+import jsonschema
 import pytest
 
 from benchmarks import placement_http
+from placement.schemas import claim as schema
 from placement.tests import gunicorn_server
 
 WORKERS = 3
@@ -101,6 +103,7 @@ def _check_winners(client, responses, bodies, expected_providers):
     for response, body in zip(responses, bodies):
         if response.status != 200:
             continue
+        jsonschema.validate(response.body, schema.RESPONSE_V1_38)
         [provider] = response.body['allocations']
         assert provider in expected_providers
         assert response.body['mappings'] == {'': [provider]}

@@ -181,6 +181,6 @@ class NoClaimCandidates(PlacementException):
 
 
 class ClaimCandidatesTaken(PlacementException):
-    """Every candidate a claim tried was refused by its write."""
+    """Every candidate a claim wrote was refused."""
     msg_fmt = ('Concurrent writes took the capacity of the %(tried)d '
-               'candidate(s) tried, of %(found)d found.')
+               'candidates tried.')

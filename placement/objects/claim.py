@@ -7,8 +7,9 @@ strategy, and writes the first as the consumer's allocations through
 the transaction of every allocation write (``allocation.replace``:
 providers locked, capacity and generations checked). When that write
 is refused because a concurrent writer took the capacity meanwhile (the
-provider index of this process may be a little behind), the next
-candidate is tried, up to ``MAX_TRIES``. See api-ref/claims.rst.
+provider index of this process was behind it), it searches again and
+writes the best candidate not refused yet, up to ``MAX_TRIES`` writes.
+See api-ref/claims.rst.
 """
 
 import collections
@@ -29,7 +30,7 @@ SPREAD = 'spread'
 STRATEGIES = (PACK, SPREAD)
 DEFAULT_STRATEGY = PACK
 
-#: Candidates written at most per claim before giving up.
+#: Writes at most per claim before giving up.
 MAX_TRIES = 10
 
 #: Write refusals that mean "this candidate no longer fits": a
@@ -57,8 +58,8 @@ class Choice:
 class Claimed:
     """What a successful claim wrote: the consumer as GET
     /allocations/{consumer} reads it right after the write, the chosen
-    candidate's mappings, and how many candidates were written to get
-    there (1 unless concurrent writers took the first ones)."""
+    candidate's mappings, and how many writes it took (1 unless
+    concurrent writers took the first candidates chosen)."""
 
     view: alloc_obj.ConsumerView
     mappings: typing.Dict[str, typing.List[str]]
@@ -72,30 +73,35 @@ def claim(ctx, consumer, request, options, strategy=DEFAULT_STRATEGY,
     arguments), replacing those it had; returns Claimed.
 
     Raises NoClaimCandidates when the search finds nothing,
-    ClaimCandidatesTaken when the candidates tried were all refused,
+    ClaimCandidatesTaken when ``tries`` writes were all refused,
     ConsumerGenerationMismatch/ConsumerGenerationConflict as an
     allocation write does, ResourceClassNotFound/TraitNotFound for
     unknown names in ``request``.
     """
-    choices = ordered(candidates(ctx, request, options), strategy)
-    if not choices:
-        raise exception.NoClaimCandidates()
-    return write_first(ctx, consumer, choices, tries)
+    return write_one(
+        ctx, consumer,
+        lambda: ordered(candidates(ctx, request, options), strategy), tries)
 
 
-def write_first(ctx, consumer, choices, tries=MAX_TRIES):
-    """Write the first of ``choices`` that its write transaction
-    accepts, trying at most ``tries``; returns Claimed or raises
-    ClaimCandidatesTaken (or the consumer conflicts of ``claim``)."""
-    tried = 0
-    for choice in choices[:tries]:
-        tried += 1
+def write_one(ctx, consumer, search, tries=MAX_TRIES):
+    """Write the first Choice ``search()`` offers. A refused write means
+    the search was behind a concurrent writer (a request may wait for
+    the write lock while many others commit), so the next write follows
+    a new search, skipping the choices already refused; at most
+    ``tries`` writes. Returns Claimed or raises as ``claim``."""
+    refused = set()
+    for tried in range(1, tries + 1):
+        choice = next((c for c in search() if _key(c) not in refused),
+                      None)
+        if choice is None:
+            raise exception.NoClaimCandidates()
         try:
             view = _write(ctx, consumer, choice.allocations)
         except _CANDIDATE_GONE as exc:
             metrics.allocation_write('capacity_refused')
-            LOG.debug('Claim for consumer %s: candidate %d of %d refused '
-                      '(%s)', consumer['uuid'], tried, len(choices), exc)
+            LOG.debug('Claim for consumer %s: write %d refused (%s)',
+                      consumer['uuid'], tried, exc)
+            refused.add(_key(choice))
             continue
         except (exception.ConsumerGenerationConflict,
                 exception.ConsumerGenerationMismatch):
@@ -103,7 +109,13 @@ def write_first(ctx, consumer, choices, tries=MAX_TRIES):
             raise
         metrics.allocation_write('ok')
         return Claimed(view, choice.mappings, tried)
-    raise exception.ClaimCandidatesTaken(tried=tried, found=len(choices))
+    raise exception.ClaimCandidatesTaken(tried=tries)
+
+
+def _key(choice):
+    """What a choice allocates, comparable between searches."""
+    return frozenset((uuid, frozenset(resources.items()))
+                     for uuid, resources in choice.allocations.items())
 
 
 def ordered(choices, strategy):

@@ -1,6 +1,6 @@
-"""Object-layer tests for claims: candidates searched, then written one
-after another while concurrent writes (made here between the search and
-the write, as another worker would) take their capacity."""
+"""Object-layer tests for claims: candidates searched and written while
+concurrent writes (made here between the search and the write, as
+another worker would) take their capacity."""
 
 import uuid
 
@@ -61,49 +61,89 @@ def test_claim_writes_the_first_candidate(ctx):
     assert (_used(ctx, first), _used(ctx, second)) == (1, 0)
 
 
+def _behind(ctx, stale, always=False):
+    """A search that answers ``stale`` (choices found before concurrent
+    writes) first, or always, then searches for real."""
+    calls = []
+
+    def search():
+        calls.append(1)
+        if always or len(calls) == 1:
+            return stale
+        return claim_obj.ordered(
+            claim_obj.candidates(ctx, VCPU_1, ac_obj.Options()), 'pack')
+    search.calls = calls
+    return search
+
+
 def test_taken_candidate_spills_to_the_next(ctx):
     first, second = _providers(ctx, 2, 2)
-    choices = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
-    assert [list(c.allocations) for c in choices] == [[first.uuid],
-                                                      [second.uuid]]
+    stale = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
+    assert [list(c.allocations) for c in stale] == [[first.uuid],
+                                                    [second.uuid]]
     _fill(ctx, first, 2)  # after the search, before the write
-    claimed = claim_obj.write_first(ctx, _consumer(), choices)
+    search = _behind(ctx, stale)
+    claimed = claim_obj.write_one(ctx, _consumer(), search)
     assert claimed.tries == 2
+    assert len(search.calls) == 2
     assert claimed.mappings == {'': [second.uuid]}
     assert (_used(ctx, first), _used(ctx, second)) == (2, 1)
 
 
+def test_refusal_searches_again_rather_than_trusting_the_old_order(ctx):
+    """The first search is behind two writes: the second search knows
+    the second candidate is full too and goes to the third at once."""
+    providers = _providers(ctx, 1, 1, 1)
+    stale = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
+    _fill(ctx, providers[0], 1)
+    _fill(ctx, providers[1], 1)
+    claimed = claim_obj.write_one(ctx, _consumer(), _behind(ctx, stale))
+    assert (claimed.tries, claimed.mappings) == (
+        2, {'': [providers[2].uuid]})
+
+
 def test_all_taken_leaves_nothing_behind(ctx):
     providers = _providers(ctx, 1, 1, 1)
-    choices = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
+    stale = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
     for provider in providers:
         _fill(ctx, provider, 1)
     consumer = _consumer()
-    with pytest.raises(exception.ClaimCandidatesTaken) as caught:
-        claim_obj.write_first(ctx, consumer, choices)
-    assert str(caught.value) == ('Concurrent writes took the capacity of '
-                                 'the 3 candidate(s) tried, of 3 found.')
+    # The new search finds nothing: nothing fits any more.
+    with pytest.raises(exception.NoClaimCandidates):
+        claim_obj.write_one(ctx, consumer, _behind(ctx, stale))
     assert not _exists(ctx, consumer)
     assert [_used(ctx, p) for p in providers] == [1, 1, 1]
 
 
-def test_tries_are_bounded(ctx):
+def test_refused_choices_are_not_written_again(ctx):
+    providers = _providers(ctx, 1, 1)
+    stale = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
+    for provider in providers:
+        _fill(ctx, provider, 1)
+    search = _behind(ctx, stale, always=True)
+    with pytest.raises(exception.NoClaimCandidates):
+        claim_obj.write_one(ctx, _consumer(), search)
+    assert len(search.calls) == 3
+
+
+def test_writes_are_bounded(ctx):
     providers = _providers(ctx, 1, 1, 1)
-    choices = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
+    stale = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
     for provider in providers[:2]:
         _fill(ctx, provider, 1)
     with pytest.raises(exception.ClaimCandidatesTaken) as caught:
-        claim_obj.write_first(ctx, _consumer(), choices, tries=2)
-    assert caught.value.kwargs == {'tried': 2, 'found': 3}
+        claim_obj.write_one(ctx, _consumer(),
+                            _behind(ctx, stale, always=True), tries=2)
+    assert str(caught.value) == ('Concurrent writes took the capacity of '
+                                 'the 2 candidates tried.')
     assert _used(ctx, providers[2]) == 0
 
 
 def test_deleted_provider_is_skipped(ctx):
     first, second = _providers(ctx, 2, 2)
-    choices = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
+    stale = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
     rp_obj.destroy(ctx, first.uuid)
-    consumer = _consumer()
-    claimed = claim_obj.write_first(ctx, consumer, choices)
+    claimed = claim_obj.write_one(ctx, _consumer(), _behind(ctx, stale))
     assert (claimed.tries, claimed.mappings) == (2, {'': [second.uuid]})
     # The consumer was made once, by the write that succeeded.
     assert claimed.view.generation == 1

@@ -92,12 +92,15 @@ def test_taken_candidate_spills_to_the_next(ctx):
 
 def test_refusal_searches_again_rather_than_trusting_the_old_order(ctx):
     """The first search is behind two writes: the second search knows
-    the second candidate is full too and goes to the third at once."""
+    the second candidate is full too and goes to the third at once, so
+    two writes suffice (walking the first search's order, a claim gave
+    up while room remained)."""
     providers = _providers(ctx, 1, 1, 1)
     stale = claim_obj.candidates(ctx, VCPU_1, ac_obj.Options())
     _fill(ctx, providers[0], 1)
     _fill(ctx, providers[1], 1)
-    claimed = claim_obj.write_one(ctx, _consumer(), _behind(ctx, stale))
+    claimed = claim_obj.write_one(ctx, _consumer(), _behind(ctx, stale),
+                                  tries=2)
     assert (claimed.tries, claimed.mappings) == (
         2, {'': [providers[2].uuid]})
 

@@ -9,7 +9,7 @@ from placement.tests import gunicorn_server
 
 def test_both_modes_place_everything_and_check_it(tmp_path_factory):
     with gunicorn_server.on_fresh_database(
-            tmp_path_factory, 'claims-bench', 2) as server:
+            tmp_path_factory, 'claims_bench', 2) as server:
         out = io.StringIO()
         assert claims.main(['--url', server.url, '--clients', '3',
                             '--providers', '3', '--capacity', '2'],

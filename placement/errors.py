@@ -24,6 +24,7 @@ QUERY_DUPLICATE_KEY = 'placement.query.duplicate_key'
 QUERY_BAD_VALUE = 'placement.query.bad_value'
 QUERY_MISSING_VALUE = 'placement.query.missing_value'
 DATABASE_UNAVAILABLE = 'placement.database_unavailable'
+CLAIM_NO_CANDIDATES = 'placement.claim.no_candidates'
 
 #: Seconds a client is asked to wait before retrying after a 503.
 RETRY_AFTER = 5

@@ -184,3 +184,14 @@ class InvalidAllocationConstraintsViolated(InvalidAllocation):
     msg_fmt = ("Unable to create allocation for '%(resource_class)s' on "
                "resource provider '%(provider)s'. The requested amount would "
                "violate inventory constraints.")
+
+
+class NoClaimCandidates(PlacementException):
+    """A claim's candidates query found no candidate."""
+    msg_fmt = 'No allocation candidate fits the claim.'
+
+
+class ClaimCandidatesTaken(PlacementException):
+    """Every candidate a claim wrote was refused."""
+    msg_fmt = ('Concurrent writes took the capacity of the %(tried)d '
+               'candidates tried.')

@@ -20,6 +20,7 @@ from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
 from placement.handlers import candidate_explain
+from placement.handlers import claim
 from placement.handlers import inventory
 from placement.handlers import metrics
 from placement.handlers import resource_class
@@ -82,6 +83,9 @@ ROUTES = {
     },
     '/allocation_candidates/explain': {
         'GET': candidate_explain.explain_allocation_candidates,
+    },
+    '/claims': {
+        'POST': claim.create_claim,
     },
     '/resource_classes': {
         'GET': resource_class.list_resource_classes,

@@ -145,6 +145,10 @@ def _parsed_body(body, schema):
         raise errors.BadRequest(
             'JSON does not validate: strings may not contain the NUL '
             'character (\\u0000)')
+    if _may_hold_surrogate(body) and _has_surrogate(data):
+        raise errors.BadRequest(
+            'JSON does not validate: strings may not contain unpaired '
+            'surrogates (\\ud800-\\udfff)')
     return data
 
 
@@ -155,6 +159,35 @@ def _may_hold_nul(body):
     and UTF-32 bodies (which json.loads also reads) hold zero bytes and
     are always walked."""
     return b'\x00' in body or b'\\u0000' in body
+
+
+#: What a lone surrogate looks like in a UTF-8 body: a ``\\udXXX``
+#: escape, or the raw bytes json.loads decodes with 'surrogatepass'.
+_SURROGATE_SIGN = re.compile(rb'\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]')
+
+
+def _may_hold_surrogate(body):
+    """False when no parsed string of ``body`` can hold an unpaired
+    surrogate (UTF-16 and UTF-32 bodies hold zero bytes and are always
+    walked)."""
+    return b'\x00' in body or _SURROGATE_SIGN.search(body) is not None
+
+
+def _has_surrogate(data):
+    """True if a string anywhere in ``data`` (keys included) holds an
+    unpaired surrogate, which cannot be encoded for any database."""
+    if isinstance(data, str):
+        try:
+            data.encode('utf-8')
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(data, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v)
+                   for k, v in data.items())
+    if isinstance(data, list):
+        return any(_has_surrogate(item) for item in data)
+    return False
 
 
 def _has_nul(data):

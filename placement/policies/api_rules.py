@@ -74,6 +74,7 @@ _TABLE = [
      [('GET', '/allocation_candidates')]),
     ('placement:allocation_candidates:explain', ADMIN_OR_SERVICE,
      [('GET', '/allocation_candidates/explain')]),
+    ('placement:claims:create', ADMIN_OR_SERVICE, [('POST', '/claims')]),
     ('placement:reshaper:reshape', 'rule:service_api',
      [('POST', '/reshaper')]),
     ('placement:metrics:read', ADMIN_OR_SERVICE, [('GET', '/metrics')]),

@@ -97,6 +97,14 @@ SAMPLES = {
         query='resources=VCPU:1', allowed=200),
     ('GET', '/allocation_candidates/explain'): Sample(
         query='resources=VCPU:1', allowed=200),
+    # A query naming an unknown class: 400 before any consumer is made.
+    ('POST', '/claims'): Sample(
+        body={'consumer_uuid': "$ENVIRON['MISSING_UUID']",
+              'project_id': "$ENVIRON['PROJECT_ID']",
+              'user_id': "$ENVIRON['USER_ID']",
+              'consumer_type': 'INSTANCE', 'consumer_generation': None,
+              'query': 'resources=CUSTOM_WALKER:1'},
+        allowed=400),
     ('POST', '/reshaper'): Sample(
         body={'inventories': {"$ENVIRON['MISSING_UUID']": _INVENTORY},
               'allocations': {}},

@@ -34,6 +34,7 @@ BODY_ENDPOINTS = [
     ('PUT', '/allocations/%s' % CONSUMER, '1.39'),
     ('POST', '/allocations', '1.39'),
     ('POST', '/reshaper', '1.39'),
+    ('POST', '/claims', '1.39'),
 ]
 
 
@@ -71,6 +72,24 @@ def test_deeply_nested_json_is_malformed(app, method, path, version,
     resp = _request(app, method, path, version, body)
     assert resp.status_int == 400, resp.body[:300]
     assert 'Malformed JSON: nested too deeply' in _error(resp)['detail']
+
+
+@pytest.mark.parametrize('method,path,body', [
+    ('PUT', '/resource_providers/%s' % PROVIDER, {'name': '\ud800'}),
+    ('PUT', '/allocations/%s' % CONSUMER, {
+        'allocations': {PROVIDER: {'resources': {'VCPU': 1}}},
+        'project_id': '\ud800', 'user_id': 'u', 'consumer_type': 'VM',
+        'consumer_generation': None}),
+    ('POST', '/claims', {
+        'consumer_uuid': CONSUMER, 'project_id': 'p', 'user_id': 'u',
+        'consumer_type': 'VM', 'consumer_generation': None,
+        'query': 'resources=VCPU:1&required=CUSTOM_\udfff'}),
+], ids=['provider-name', 'project-id', 'claim-query'])
+def test_unpaired_surrogates_are_refused(app, method, path, body):
+    # Once a 500: no driver can encode them for the database.
+    resp = _request(app, method, path, '1.39', json.dumps(body))
+    assert resp.status_int == 400, resp.body[:300]
+    assert 'unpaired surrogates' in _error(resp)['detail']
 
 
 @pytest.mark.parametrize('depth', [500, 900, 990])

@@ -17,6 +17,8 @@ from placement.db import api as db_api
 from placement import exception
 from placement import metrics
 from placement.objects import allocation as alloc_obj
+from placement.objects import allocation_candidate as ac_obj
+from placement.objects import claim as claim_obj
 from placement.objects import provider_index
 from placement.tests import fixtures
 
@@ -185,3 +187,35 @@ def test_every_request_is_counted_even_when_refused(app):
     assert count('/resource_providers', '401') - unauthenticated == 1
     assert count('/resource_providers', '400') - bad_version == 1
     assert count(metrics.UNMATCHED_ROUTE, '404') - unmatched == 1
+
+
+def test_claim_outcomes_count_each_candidate_written(app):
+    """A claim whose first candidate was taken after its search counts
+    one refused write and one accepted; a consumer conflict counts as
+    one."""
+    provider(app, total=1)
+    other = str(uuid.uuid4())
+    assert call(app, 'POST', '/resource_providers',
+                {'name': 'cn2', 'uuid': other}).status_int == 200
+    assert call(app, 'PUT', '/resource_providers/%s/inventories' % other,
+                {'resource_provider_generation': 0,
+                 'inventories': {'VCPU': {'total': 1}}}).status_int == 200
+    ctx = context.AdminContext(app.db, fixtures.new_conf())
+    request = ac_obj.Request(
+        groups=[ac_obj.RequestGroup(resources={'VCPU': 1})])
+    stale = claim_obj.candidates(ctx, request, ac_obj.Options())
+    assert [list(c.allocations) for c in stale] == [[RP], [other]]
+    assert allocate(app, str(uuid.uuid4()), 1).status_int == 204
+    # Behind the write above, then up to date.
+    answers = iter([stale, stale[1:]])
+    before = {name: outcome(name) for name in metrics.OUTCOMES}
+    consumer = {'uuid': str(uuid.uuid4()), 'project': 'p', 'user': 'u',
+                'generation': None, 'consumer_type': 'INSTANCE'}
+    assert claim_obj.write_one(ctx, consumer, answers.__next__).tries == 2
+    with pytest.raises(exception.ConsumerGenerationMismatch):
+        claim_obj.write_one(ctx, consumer, lambda: stale)
+    after = {name: outcome(name) for name in metrics.OUTCOMES}
+    assert after['ok'] - before['ok'] == 1
+    assert after['capacity_refused'] - before['capacity_refused'] == 1
+    assert (after['consumer_generation_conflict']
+            - before['consumer_generation_conflict']) == 1

@@ -1,0 +1,91 @@
+"""POST /claims: choose an allocation candidate and write it, atomically
+(api-ref/claims.rst).
+
+The body's ``query`` is a GET /allocation_candidates query string; the
+candidates handler parses it at the request's microversion, so it earns
+the same 400s. ``placement.objects.claim`` searches and writes; a claim
+that finds nothing says why in the words of
+GET /allocation_candidates/explain.
+"""
+
+import urllib.parse
+
+import webob
+
+from placement import errors
+from placement import exception
+from placement.handlers import allocation
+from placement.handlers import allocation_candidate as candidates
+from placement.handlers import candidate_explain
+from placement import microversion
+from placement.objects import allocation_candidate as ac_obj
+from placement.objects import candidate_explain as explain_obj
+from placement.objects import claim as claim_obj
+from placement.schemas import claim as schema
+from placement import util
+
+# Printable ASCII stays as sent (percent escapes included); anything
+# else is percent-encoded as UTF-8, as a client would put it in a URL.
+_QUERY_SAFE = ''.join(chr(c) for c in range(0x21, 0x7f))
+
+
+@microversion.serves('1.38')
+@util.require_json_content
+@util.accept_json
+def create_claim(req):
+    ctx = util.context(req)
+    ctx.can('placement:claims:create')
+    version = util.version(req)
+    body = util.json_body(req, schema.POST_V1_38)
+    request = parse_query(body['query'], version)
+    consumer = {
+        'uuid': util.normalize_uuid(body['consumer_uuid']),
+        'project': body['project_id'],
+        'user': body['user_id'],
+        'generation': body['consumer_generation'],
+        'consumer_type': body['consumer_type'],
+    }
+    conf = ctx.config.placement
+    options = ac_obj.Options(
+        max_candidates=conf.max_allocation_candidates,
+        breadth_first=(conf.allocation_candidates_generation_strategy
+                       == 'breadth-first'))
+    with candidates.unknown_names_rejected():
+        try:
+            claimed = claim_obj.claim(
+                ctx, consumer, request, options,
+                body.get('strategy', claim_obj.DEFAULT_STRATEGY))
+        except exception.NoClaimCandidates as exc:
+            raise errors.Conflict(_why(ctx, request, exc),
+                                  code=errors.CLAIM_NO_CANDIDATES)
+        except exception.ClaimCandidatesTaken as exc:
+            raise errors.Conflict(str(exc), code=errors.CLAIM_NO_CANDIDATES)
+        except exception.ConsumerGenerationMismatch as exc:
+            raise allocation.consumer_conflict(exc)
+        except exception.ConsumerGenerationConflict as exc:
+            raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
+    view = claimed.view
+    return util.json_response(req, {
+        'allocations': view.allocations,
+        'mappings': claimed.mappings,
+        'consumer_generation': view.generation,
+        'project_id': view.project_id,
+        'user_id': view.user_id,
+        'consumer_type': view.consumer_type,
+    })
+
+
+def parse_query(query, version):
+    """The ``allocation_candidate.Request`` of a candidates query string,
+    or the 400 GET /allocation_candidates?<query> would answer."""
+    encoded = urllib.parse.quote(query, safe=_QUERY_SAFE)
+    return candidates.parse_request(
+        webob.Request.blank('/allocation_candidates?' + encoded), version)
+
+
+def _why(ctx, request, exc):
+    """The refusal's text with the explain reason, when the search still
+    finds nothing."""
+    reason = candidate_explain.reason(explain_obj.explain(ctx, request),
+                                      request)
+    return str(exc) if reason is None else '%s %s' % (exc, reason)

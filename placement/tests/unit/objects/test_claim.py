@@ -1,0 +1,82 @@
+"""Claims: how candidates become Choices and how strategies order them."""
+
+import pytest
+
+from placement.objects import allocation_candidate as ac_obj
+from placement.objects import candidate_search as search
+from placement.objects import claim as claim_obj
+from placement.objects import provider_index
+
+VCPU, DISK = 1, 2
+UUID = {10: 'cn1', 20: 'cn2', 30: 'shared'}
+NAMES = {VCPU: 'VCPU', DISK: 'DISK_GB'}
+SUMMARIES = {
+    10: provider_index.Summary('cn1', (('VCPU', 8, 6),), (), None, 'cn1'),
+    20: provider_index.Summary('cn2', (('VCPU', 8, 2),), (), None, 'cn2'),
+    30: provider_index.Summary('shared', (('DISK_GB', 0, 0),), (), None,
+                               'shared'),
+}
+
+
+def _result(candidates):
+    return ac_obj.Result(candidates, UUID, NAMES, lambda providers: [
+        SUMMARIES[p] for p in sorted(providers)])
+
+
+def test_template_partial():
+    [choice] = claim_obj._choices(_result([
+        (('',), (search.Partial((10,), template=((VCPU, 2),)),))]))
+    assert choice.allocations == {'cn1': {'VCPU': 2}}
+    assert choice.mappings == {'': ['cn1']}
+    assert choice.load == 6 / 8
+
+
+def test_groups_sharing_a_provider_add_up():
+    [choice] = claim_obj._choices(_result([
+        (('_A', '_B'), (search.Partial((20,), ((20, VCPU, 1),)),
+                        search.Partial((20,), ((20, VCPU, 3),))))]))
+    assert choice.allocations == {'cn2': {'VCPU': 4}}
+    assert choice.mappings == {'_A': ['cn2'], '_B': ['cn2']}
+
+
+def test_mean_load_and_zero_capacity_counts_full():
+    [choice] = claim_obj._choices(_result([
+        (('',), (search.Partial((20, 30), ((20, VCPU, 1), (30, DISK, 5))),))
+    ]))
+    assert choice.allocations == {'cn2': {'VCPU': 1}, 'shared': {'DISK_GB': 5}}
+    assert choice.mappings == {'': ['cn2', 'shared']}
+    assert choice.load == (2 / 8 + 1.0) / 2
+
+
+def test_resourceless_group_is_mapped_only():
+    [choice] = claim_obj._choices(_result([
+        (('', '_N'), (search.Partial((10,), template=((VCPU, 1),)),
+                      search.Partial((20,))))]))
+    assert choice.allocations == {'cn1': {'VCPU': 1}}
+    assert choice.mappings == {'': ['cn1'], '_N': ['cn2']}
+
+
+def _choice(name, load):
+    return claim_obj.Choice({name: {'VCPU': 1}}, {'': [name]}, load)
+
+
+CHOICES = [_choice('a', 0.5), _choice('b', 0.0), _choice('c', 0.5),
+           _choice('d', 0.9)]
+
+
+@pytest.mark.parametrize('strategy, expected', [
+    ('pack', ['d', 'a', 'c', 'b']),
+    ('spread', ['b', 'a', 'c', 'd']),
+])
+def test_ordered_keeps_engine_order_on_ties(strategy, expected):
+    ordered = claim_obj.ordered(CHOICES, strategy)
+    assert [c.mappings[''][0] for c in ordered] == expected
+
+
+def test_unknown_strategy():
+    with pytest.raises(ValueError):
+        claim_obj.ordered(CHOICES, 'first-fit')
+
+
+def test_default_strategy_is_pack():
+    assert claim_obj.DEFAULT_STRATEGY == 'pack'

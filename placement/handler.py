@@ -22,6 +22,7 @@ from placement.handlers import allocation_candidate
 from placement.handlers import candidate_explain
 from placement.handlers import inventory
 from placement.handlers import metrics
+from placement.handlers import openapi_document
 from placement.handlers import resource_class
 from placement.handlers import reshaper
 from placement.handlers import resource_provider
@@ -112,6 +113,9 @@ ROUTES = {
     },
     '/capacity': {
         'GET': metrics.get_capacity,
+    },
+    '/openapi.json': {
+        'GET': openapi_document.get_openapi_document,
     },
 }
 

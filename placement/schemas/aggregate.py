@@ -24,3 +24,17 @@ PUT_V1_19 = {
     'required': ['aggregates', 'resource_provider_generation'],
     'additionalProperties': False,
 }
+
+# -- responses ---------------------------------------------------------------
+
+_SHOWN = {'type': 'array', 'items': common.UUID, 'uniqueItems': True}
+AGGREGATES = (
+    ('1.1', {'type': 'object', 'properties': {'aggregates': _SHOWN},
+             'required': ['aggregates'], 'additionalProperties': False}),
+    ('1.19', {'type': 'object',
+              'properties': {'aggregates': _SHOWN,
+                             'resource_provider_generation':
+                                 common.GENERATION},
+              'required': ['aggregates', 'resource_provider_generation'],
+              'additionalProperties': False}),
+)

@@ -105,9 +105,12 @@ def build(version, routes=None):
             'securitySchemes': {SECURITY_SCHEME: {
                 'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token',
                 'description': 'A Keystone token.'}},
-            'schemas': {'error': microversion.choose(
-                version, error_schema.DOCUMENTS)},
-            'responses': {'error': _error_response()},
+            'schemas': {
+                'error': microversion.choose(version,
+                                             error_schema.DOCUMENTS),
+                'unauthorized': error_schema.UNAUTHORIZED},
+            'responses': {'error': _error_response('error'),
+                          'unauthorized': _error_response('unauthorized')},
             'headers': {VERSION_HEADER: {
                 'description': 'The microversion the response is for.',
                 'schema': {'type': 'string'}}},
@@ -185,7 +188,8 @@ def _responses(version, path, declared):
     if _PATH_PARAMETER.search(path):
         statuses.add(404)
     for status in sorted(statuses - set(declared.responses)):
-        responses[str(status)] = {'$ref': '#/components/responses/error'}
+        responses[str(status)] = {'$ref': '#/components/responses/%s' % (
+            'unauthorized' if status == 401 else 'error')}
     return responses
 
 
@@ -207,10 +211,11 @@ def _version_header():
     return {VERSION_HEADER: {'$ref': '#/components/headers/' + VERSION_HEADER}}
 
 
-def _error_response():
-    """The error document (api-ref/general.rst, 'Errors'): JSON, or HTML
+def _error_response(name):
+    """An error document (api-ref/general.rst, 'Errors'): JSON, or HTML
     or text when the client prefers those."""
-    content = {contract.JSON: {'schema': {'$ref': '#/components/schemas/error'}}}
+    content = {contract.JSON: {'schema': {
+        '$ref': '#/components/schemas/' + name}}}
     content.update({media: {'schema': {'type': 'string'}}
                     for media in ERROR_MEDIA_TYPES})
     return {'description': 'An error (the status line names it).',

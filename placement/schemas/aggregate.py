@@ -27,7 +27,9 @@ PUT_V1_19 = {
 
 # -- responses ---------------------------------------------------------------
 
-_SHOWN = {'type': 'array', 'items': common.UUID, 'uniqueItems': True}
+# Shown as stored: any uuid-like spelling a client sent.
+_SHOWN = {'type': 'array', 'items': {'type': 'string', 'maxLength': 36},
+          'uniqueItems': True}
 AGGREGATES = (
     ('1.1', {'type': 'object', 'properties': {'aggregates': _SHOWN},
              'required': ['aggregates'], 'additionalProperties': False}),

@@ -36,3 +36,24 @@ def _document(error):
 
 DOCUMENTS = (('1.0', _document(_ERROR_V1_0)),
              ('1.23', _document(_ERROR_V1_23)))
+
+#: A 401 is answered before the API's error handling: webob's plain
+#: document (noauth2, or no user after authentication) or keystonemiddleware's
+#: (api-ref/general.rst, 'Authentication').
+UNAUTHORIZED = {'anyOf': [
+    {'type': 'object',
+     'properties': {'message': {'type': 'string'},
+                    'code': {'type': 'string'},
+                    'title': {'type': 'string'}},
+     'required': ['message', 'code', 'title'],
+     'additionalProperties': False},
+    {'type': 'object',
+     'properties': {'error': {
+         'type': 'object',
+         'properties': {'code': {'type': 'integer'},
+                        'title': {'type': 'string'},
+                        'message': {'type': 'string'}},
+         'required': ['code', 'title', 'message']}},
+     'required': ['error'],
+     'additionalProperties': False},
+]}

@@ -6,9 +6,15 @@ would leave it stale without any test noticing. So, in every test, each
 refresh of an index is followed by a full load into a fresh index and
 the two are compared: any gabbi file or object test that writes and then
 asks for candidates proves that its writes were logged.
+
+Every in-process application is also wrapped in ``ContractCheck``: each
+response must match the OpenAPI document of its microversion.
 """
 
 import pytest
+
+from placement import deploy
+from placement.tests import contract_check
 
 from placement.objects import candidate_search
 from placement.objects import provider_index
@@ -72,3 +78,15 @@ def checked_provider_index():
     provider_index.ProviderIndex.refresh = checked
     yield
     provider_index.ProviderIndex.refresh = refresh
+
+
+@pytest.fixture(autouse=True, scope='session')
+def responses_match_the_openapi_document():
+    build_app = deploy.build_app
+
+    def checked(*args, **kwargs):
+        return contract_check.ContractCheck(build_app(*args, **kwargs))
+
+    deploy.build_app = checked
+    yield
+    deploy.build_app = build_app

@@ -1,0 +1,164 @@
+"""Every response the test suite receives must match the OpenAPI document.
+
+``ContractCheck`` wraps an in-process application (``conftest.py`` wraps
+every application ``deploy.build_app`` builds during the tests). For each
+response it finds the operation in the document of the response's
+microversion and raises ``ContractViolation`` when the status is not one
+the operation lists, the media type is not one the status lists, or a
+JSON body does not validate against the schema. Validators are compiled
+once per schema.
+"""
+
+import json
+import re
+
+import jsonschema
+
+from placement import microversion
+from placement import openapi
+
+
+class ContractViolation(AssertionError):
+    pass
+
+
+_TEMPLATE_PARAMETER = re.compile(r'{[^}]+}')
+_VALIDATORS = {}
+_MATCHERS = {}
+
+
+def _matchers(paths):
+    """(regex, template) for the document's path templates, literal ones
+    first."""
+    key = tuple(paths)
+    found = _MATCHERS.get(key)
+    if found is None:
+        found = _MATCHERS[key] = [
+            (re.compile('^%s$' % _TEMPLATE_PARAMETER.sub(
+                '[^/]+', re.escape(t).replace(r'\{', '{').replace(
+                    r'\}', '}'))), t)
+            for t in sorted(paths, key=lambda t: ('{' in t, t))]
+    return found
+
+
+def operation(document, path, method):
+    """The operation object serving ``method path``, or None."""
+    for regex, template in _matchers(document['paths']):
+        if regex.match(path):
+            return document['paths'][template].get(method.lower())
+    return None
+
+
+def _lookup(document, ref):
+    node = document
+    for part in ref.lstrip('#/').split('/'):
+        node = node[part]
+    return node
+
+
+def _resolve(document, node):
+    while isinstance(node, dict) and '$ref' in node:
+        node = _lookup(document, node['$ref'])
+    return node
+
+
+def _validator(schema):
+    key = id(schema)
+    cached = _VALIDATORS.get(key)
+    if cached is None or cached[0] is not schema:
+        validator = jsonschema.Draft202012Validator(
+            schema, format_checker=jsonschema.Draft202012Validator.
+            FORMAT_CHECKER)
+        cached = _VALIDATORS[key] = (schema, validator)
+    return cached[1]
+
+
+def response_version(headers):
+    """The microversion a response is for (its header), else the latest."""
+    value = headers.get(openapi.VERSION_HEADER.lower())
+    if value:
+        try:
+            return microversion.Version.parse(value.split()[-1])
+        except (TypeError, ValueError):
+            pass
+    return microversion.MAX_VERSION
+
+
+def problems(path, method, status, headers, body):
+    """What is wrong with a response (an empty list when nothing)."""
+    document = openapi.document(response_version(headers))
+    found = operation(document, path, method)
+    if found is None:
+        if status < 400:
+            return ['%s %s answered %s but is not in the document'
+                    % (method, path, status)]
+        # Unknown paths and methods: the error document, when JSON.
+        response = _resolve(document, {'$ref': '#/components/responses/'
+                                               'error'})
+    else:
+        response = found['responses'].get(str(status))
+        if response is None:
+            return ['%s %s answered %s, which the document does not list '
+                    '(it lists %s)' % (method, path, status,
+                                       ', '.join(found['responses']))]
+        response = _resolve(document, response)
+    content = response.get('content')
+    media_type = (headers.get('content-type') or '').split(';')[0].strip()
+    if not content:
+        if body and method != 'HEAD':
+            return ['%s %s %s: the document lists no body, got %r' % (
+                method, path, status, body[:200])]
+        return []
+    if not body and method == 'HEAD':
+        return []
+    if media_type not in content:
+        return ['%s %s %s: media type %r, the document lists %s' % (
+            method, path, status, media_type, ', '.join(content))]
+    if media_type != 'application/json':
+        return []
+    schema = _resolve(document, content[media_type]['schema'])
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        return ['%s %s %s: body is not JSON: %s' % (method, path, status,
+                                                    exc)]
+    error = jsonschema.exceptions.best_match(
+        _validator(schema).iter_errors(data))
+    if error is not None:
+        return ['%s %s %s: body does not match the document: %s' % (
+            method, path, status, error)]
+    return []
+
+
+class ContractCheck:
+    """WSGI middleware raising ContractViolation on a response the
+    document does not describe."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        captured = {}
+
+        def capture(status, headers, exc_info=None):
+            captured['status'] = status
+            captured['headers'] = headers
+            return start_response(status, headers, exc_info)
+
+        path = environ.get('PATH_INFO') or '/'
+        method = environ.get('REQUEST_METHOD', 'GET')
+        if method == 'OPTIONS':
+            # CORS preflights: the CORS middleware's, not API operations.
+            return self.application(environ, start_response)
+        result = self.application(environ, capture)
+        try:
+            body = b''.join(result)
+        finally:
+            if hasattr(result, 'close'):
+                result.close()
+        headers = {k.lower(): v for k, v in captured['headers']}
+        found = problems(path, method, int(captured['status'].split()[0]),
+                         headers, body)
+        if found:
+            raise ContractViolation('; '.join(found))
+        return [body]

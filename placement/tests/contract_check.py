@@ -93,8 +93,8 @@ def problems(path, method, status, headers, body):
             return ['%s %s answered %s but is not in the document'
                     % (method, path, status)]
         # Unknown paths and methods: the error document, when JSON.
-        response = _resolve(document, {'$ref': '#/components/responses/'
-                                               'error'})
+        response = document['components']['responses'][
+            'unauthorized' if status == 401 else 'error']
     else:
         response = found['responses'].get(str(status))
         if response is None:

@@ -14,6 +14,7 @@ import re
 from placement import contract
 from placement import healthcheck
 from placement import microversion
+from placement.schemas import common
 from placement.schemas import error as error_schema
 
 OPENAPI_VERSION = '3.1.0'
@@ -32,6 +33,33 @@ BODY_ERRORS = (413, 415)
 ERROR_MEDIA_TYPES = ('text/html', 'text/plain')
 
 _PATH_PARAMETER = re.compile(r'{([^}]+)}')
+
+#: What a path parameter names, by its name in the route table: a
+#: provider or consumer uuid, a resource class or trait name (custom or
+#: standard). Other values are not found (404) or refused (400).
+PATH_PARAMETERS = {
+    'uuid': common.UUID,
+    'consumer_uuid': common.UUID,
+    'resource_class': common.RESOURCE_CLASS_NAME,
+    'name': common.RESOURCE_CLASS_NAME,
+}
+
+#: OpenAPI links, for clients and stateful testing that follow them:
+#: (operation, status) -> (path prefix of the operations it leads to,
+#: the path parameter they share, where the value comes from).
+LINKS = {
+    ('POST', '/resource_providers', 200):
+        ('/resource_providers/{uuid}', 'uuid', '$response.body#/uuid'),
+    ('PUT', '/resource_providers/{uuid}', 200):
+        ('/resource_providers/{uuid}', 'uuid', '$response.body#/uuid'),
+    ('PUT', '/allocations/{consumer_uuid}', 204):
+        ('/allocations/{consumer_uuid}', 'consumer_uuid',
+         '$request.path.consumer_uuid'),
+    ('PUT', '/traits/{name}', 201):
+        ('/traits/{name}', 'name', '$request.path.name'),
+    ('PUT', '/resource_classes/{name}', 201):
+        ('/resource_classes/{name}', 'name', '$request.path.name'),
+}
 
 
 def _middleware_routes():
@@ -100,7 +128,7 @@ def build(version, routes=None):
                 'this implementation.' % (version, VERSION_HEADER, version,
                                           EXTENSION)),
         },
-        'paths': paths,
+        'paths': _with_links(paths),
         'components': {
             'securitySchemes': {SECURITY_SCHEME: {
                 'type': 'apiKey', 'in': 'header', 'name': 'X-Auth-Token',
@@ -117,6 +145,25 @@ def build(version, routes=None):
         },
         'security': [{SECURITY_SCHEME: []}],
     }
+
+
+def _with_links(paths):
+    """Add the ``LINKS`` whose source and targets this version serves."""
+    for (method, source, status), (prefix, name, value) in LINKS.items():
+        response = paths.get(source, {}).get(method.lower(), {}).get(
+            'responses', {}).get(str(status))
+        if response is None:
+            continue
+        links = {
+            operation['operationId']: {
+                'operationId': operation['operationId'],
+                'parameters': {name: value}}
+            for path, operations in sorted(paths.items())
+            if path.startswith(prefix)
+            for operation in operations.values()}
+        if links:
+            response['links'] = links
+    return paths
 
 
 def _operation(version, path, operation_id, declared):
@@ -146,7 +193,7 @@ def _operation(version, path, operation_id, declared):
 
 def _path_parameters(path):
     return [{'name': name, 'in': 'path', 'required': True,
-             'schema': {'type': 'string'}}
+             'schema': PATH_PARAMETERS.get(name, {'type': 'string'})}
             for name in _PATH_PARAMETER.findall(path)]
 
 

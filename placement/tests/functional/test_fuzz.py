@@ -55,6 +55,7 @@ def test_every_operation_conforms(server, tmp_path):
         timeout=TIMEOUT)
 
     report = summary.report()
+    print(report)  # the figures, with pytest -s or -rP
     assert not summary.failures, report
     assert summary.server_errors == 0, report
     assert not summary.errors, report

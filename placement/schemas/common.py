@@ -59,9 +59,15 @@ def links(rels):
 
 #: Amounts per resource class name.
 AMOUNTS = {'type': 'object',
-           'additionalProperties': {'type': 'integer', 'minimum': 0}}
+           'patternProperties': {
+               RESOURCE_CLASS_NAME['pattern']: {'type': 'integer',
+                                                'minimum': 0}},
+           'additionalProperties': False}
 #: Amounts per resource class name, at least one.
 RESOURCES = {'type': 'object', 'minProperties': 1,
-             'additionalProperties': {'type': 'integer', 'minimum': 1}}
+             'patternProperties': {
+                 RESOURCE_CLASS_NAME['pattern']: {'type': 'integer',
+                                                  'minimum': 1}},
+             'additionalProperties': False}
 #: A list of names without repetition.
 NAMES = {'type': 'array', 'items': {'type': 'string'}}

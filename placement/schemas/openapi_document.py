@@ -14,7 +14,7 @@ QUERY = {
 DOCUMENT = {
     'type': 'object',
     'properties': {
-        'openapi': {'type': 'string', 'pattern': '^3\\.1\\.'},
+        'openapi': {'type': 'string', 'enum': ['3.1.0']},
         'info': {'type': 'object'},
         'paths': {'type': 'object'},
         'components': {'type': 'object'},

@@ -8,13 +8,15 @@ the two are compared: any gabbi file or object test that writes and then
 asks for candidates proves that its writes were logged.
 
 Every in-process application is also wrapped in ``ContractCheck``: each
-response must match the OpenAPI document of its microversion.
+response must match the OpenAPI document of its microversion, and the
+schemas handlers validate with must be the ones their contracts declare.
 """
 
 import pytest
 
 from placement import deploy
 from placement.tests import contract_check
+from placement import util
 
 from placement.objects import candidate_search
 from placement.objects import provider_index
@@ -87,6 +89,11 @@ def responses_match_the_openapi_document():
     def checked(*args, **kwargs):
         return contract_check.ContractCheck(build_app(*args, **kwargs))
 
+    validate_query, json_body = util.validate_query, util.json_body
     deploy.build_app = checked
+    util.validate_query = contract_check.record_validation(
+        'query', validate_query)
+    util.json_body = contract_check.record_validation('body', json_body)
     yield
     deploy.build_app = build_app
+    util.validate_query, util.json_body = validate_query, json_body

@@ -6,16 +6,29 @@ response it finds the operation in the document of the response's
 microversion and raises ``ContractViolation`` when the status is not one
 the operation lists, the media type is not one the status lists, or a
 JSON body does not validate against the schema. Validators are compiled
-once per schema.
+once per schema; the compiled check of ``placement.fast_validation``
+answers first, jsonschema only words a refusal.
+
+``record_validation`` (installed by ``conftest.py`` around
+``util.validate_query`` and ``util.json_body``) notes the schema a
+handler validated with; the check then requires it to be the very schema
+the operation's contract declares for that version, so the document's
+request schemas are the handlers' own.
 """
 
 import json
 import re
+import uuid
 
 import jsonschema
 
+from placement import contract
+from placement import fast_validation
 from placement import microversion
 from placement import openapi
+
+#: environ key: [(kind, schema), ...] validated while serving a request.
+VALIDATED = 'placement.tests.validated'
 
 
 class ContractViolation(AssertionError):
@@ -62,6 +75,20 @@ def _resolve(document, node):
     return node
 
 
+def _is_uuid(value):
+    """jsonschema's ``uuid`` format, for the compiled check."""
+    if not isinstance(value, str):
+        return True
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return all(value[i:i + 1] == '-' for i in (8, 13, 18, 23))
+
+
+_FAST_FORMATS = {'uuid': _is_uuid}
+
+
 def _validator(schema):
     key = id(schema)
     cached = _VALIDATORS.get(key)
@@ -71,6 +98,49 @@ def _validator(schema):
             FORMAT_CHECKER)
         cached = _VALIDATORS[key] = (schema, validator)
     return cached[1]
+
+
+def record_validation(kind, validate):
+    """``validate(req, schema, ...)`` noting ``(kind, schema)`` in the
+    request's environ."""
+    def recording(req, schema, *args, **kwargs):
+        req.environ.setdefault(VALIDATED, []).append((kind, schema))
+        return validate(req, schema, *args, **kwargs)
+    return recording
+
+
+_DECLARED = {}
+
+
+def _declared(version):
+    found = _DECLARED.get(version)
+    if found is None:
+        found = _DECLARED[version] = {
+            (path, method): declared
+            for path, method, _, declared in openapi.operations(version)}
+    return found
+
+
+def undeclared_schemas(path, method, version, validated):
+    """Problems with the schemas a handler validated with: each must be
+    the one its contract declares for ``version``."""
+    document = openapi.document(version)
+    for regex, template in _matchers(document['paths']):
+        if regex.match(path):
+            break
+    else:
+        return []
+    declared = _declared(version).get((template, method))
+    if declared is None:
+        return []
+    found = []
+    for kind, schema in validated:
+        expected = contract.pick(getattr(declared, kind), version)
+        if schema is not expected:
+            found.append('%s %s at %s validated its %s with a schema its '
+                         'contract does not declare' % (method, template,
+                                                        version, kind))
+    return found
 
 
 def response_version(headers):
@@ -122,6 +192,8 @@ def problems(path, method, status, headers, body):
     except ValueError as exc:
         return ['%s %s %s: body is not JSON: %s' % (method, path, status,
                                                     exc)]
+    if fast_validation.surely_valid(schema, _FAST_FORMATS, data):
+        return []
     error = jsonschema.exceptions.best_match(
         _validator(schema).iter_errors(data))
     if error is not None:
@@ -159,6 +231,8 @@ class ContractCheck:
         headers = {k.lower(): v for k, v in captured['headers']}
         found = problems(path, method, int(captured['status'].split()[0]),
                          headers, body)
+        found += undeclared_schemas(path, method, response_version(headers),
+                                    environ.get(VALIDATED, ()))
         if found:
             raise ContractViolation('; '.join(found))
         return [body]

@@ -91,3 +91,16 @@ def test_every_version_has_its_document():
             microversion.Version.parse(text))
     assert openapi.document(microversion.MIN_VERSION)['info'][
         'version'] == '1.0'
+
+
+def test_a_handler_validating_with_an_undeclared_schema_fails():
+    from placement.handlers import resource_provider
+    version = microversion.Version(1, 20)
+    declared = resource_provider.POST_SCHEMAS[-1][1]
+    assert contract_check.undeclared_schemas(
+        '/resource_providers', 'POST', version, [('body', declared)]) == []
+    older = resource_provider.POST_SCHEMAS[0][1]
+    found = contract_check.undeclared_schemas(
+        '/resource_providers', 'POST', version, [('body', older)])
+    assert 'validated its body with a schema its contract does not' in (
+        found[0])

@@ -12,6 +12,9 @@ from placement import metrics_access
 ENVIRON_CONTEXT = 'placement.context'
 #: Paths where a token is checked if sent but not required.
 TOKEN_OPTIONAL = ('/healthcheck',)
+#: Documents served to anyone, like the version document (see
+#: api-ref/behaviour-choices.rst, 'The OpenAPI document is public').
+PUBLIC = ('/openapi.json',)
 
 LOG = logging.getLogger(__name__)
 
@@ -29,8 +32,11 @@ def is_root(environ, allow_empty):
 
 def is_open(environ, allow_empty):
     """True for requests served without authentication: the version
-    document and the trusted-network reads of ``metrics_access``."""
-    return is_root(environ, allow_empty) or metrics_access.trusted(environ)
+    document, the ``PUBLIC`` paths and the trusted-network reads of
+    ``metrics_access``."""
+    return (is_root(environ, allow_empty)
+            or environ.get('PATH_INFO', '') in PUBLIC
+            or metrics_access.trusted(environ))
 
 
 def token_optional(environ):

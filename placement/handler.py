@@ -23,6 +23,7 @@ from placement.handlers import candidate_explain
 from placement.handlers import claim
 from placement.handlers import inventory
 from placement.handlers import metrics
+from placement.handlers import openapi_document
 from placement.handlers import resource_class
 from placement.handlers import reshaper
 from placement.handlers import resource_provider
@@ -116,6 +117,9 @@ ROUTES = {
     },
     '/capacity': {
         'GET': metrics.get_capacity,
+    },
+    '/openapi.json': {
+        'GET': openapi_document.get_openapi_document,
     },
 }
 

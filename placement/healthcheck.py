@@ -24,11 +24,26 @@ import typing
 import webob
 
 from placement import auth
+from placement import contract
 from placement import exception
 from placement.policies import healthcheck as healthcheck_policy
+from placement.schemas import healthcheck as schema
 
 PATH = '/healthcheck'
 UNHEALTHY = 'Database unavailable'
+
+_ANSWER = [contract.Media('text/plain'),
+           contract.Media(contract.JSON, schema.DETAILS)]
+#: What this middleware serves, for the OpenAPI document: a text answer,
+#: or the details to callers the policy allows.
+OPERATIONS = {
+    'GET': contract.Contract(
+        {200: _ANSWER, 503: _ANSWER}, token_optional=True, extension=True,
+        summary='Whether this process can use its database'),
+    'HEAD': contract.Contract(
+        {204: None, 503: None}, token_optional=True, extension=True,
+        summary='Whether this process can use its database, no body'),
+}
 
 
 class Result(typing.NamedTuple):

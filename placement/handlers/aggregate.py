@@ -2,6 +2,7 @@
 
 import functools
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement import microversion
@@ -35,6 +36,8 @@ def _response(req, aggregates, generation):
     return util.json_response(req, data, last_modified=util.now())
 
 
+@contract.describe(
+    {200: schema.AGGREGATES}, since='1.1')
 @util.accept_json
 @_serves_from_1_1
 def get_aggregates(req):
@@ -48,6 +51,9 @@ def get_aggregates(req):
     return _response(req, aggregates, provider.generation)
 
 
+@contract.describe(
+    {200: schema.AGGREGATES}, body=PUT_SCHEMAS, errors=(409,),
+    since='1.1')
 @util.require_json_content
 @_serves_from_1_1
 def set_aggregates(req):

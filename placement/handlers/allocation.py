@@ -1,5 +1,6 @@
 """/allocations, /allocations/{consumer_uuid} and provider allocations."""
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement import microversion
@@ -103,6 +104,8 @@ def _put(req, schemas, as_dict):
 
 # -- handlers -------------------------------------------------------------
 
+@contract.describe(
+    {204: None}, body=LIST_SCHEMAS, errors=(409,))
 @microversion.serves('1.0', '1.11')
 @util.require_json_content
 def set_allocations_list(req):
@@ -111,12 +114,16 @@ def set_allocations_list(req):
         item['resource_provider']['uuid']: item for item in items})
 
 
+@contract.describe(
+    {204: None}, body=DICT_SCHEMAS, errors=(409,))
 @microversion.serves('1.12')
 @util.require_json_content
 def set_allocations(req):
     return _put(req, DICT_SCHEMAS, lambda allocations: allocations)
 
 
+@contract.describe(
+    {204: None}, body=POST_SCHEMAS, errors=(409,))
 @microversion.serves('1.13')
 @util.require_json_content
 def set_many_allocations(req):
@@ -128,6 +135,8 @@ def set_many_allocations(req):
     return _write(req, bodies, 'Unable to allocate inventory')
 
 
+@contract.describe(
+    {200: schema.CONSUMER_ALLOCATIONS})
 @util.accept_json
 def get_allocations(req):
     ctx = util.context(req)
@@ -146,6 +155,8 @@ def get_allocations(req):
                               last_modified=util.newest([view.last_modified]))
 
 
+@contract.describe(
+    {204: None})
 def delete_allocations(req):
     ctx = util.context(req)
     ctx.can('placement:allocations:delete')
@@ -156,6 +167,8 @@ def delete_allocations(req):
     return util.empty_response(req)
 
 
+@contract.describe(
+    {200: schema.PROVIDER_ALLOCATIONS})
 @util.accept_json
 def get_provider_allocations(req):
     ctx = util.context(req)

@@ -9,6 +9,7 @@ reported by the engine during the search.
 import contextlib
 import re
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement.handlers import candidate_rendering as rendering
@@ -49,6 +50,8 @@ class _Group:
             forbidden_aggregates=member_of.forbidden, in_tree=self.in_tree)
 
 
+@contract.describe(
+    {200: schema.CANDIDATES}, query=SCHEMAS)
 @microversion.serves('1.10')
 @util.accept_json
 def list_allocation_candidates(req):

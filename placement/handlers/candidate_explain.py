@@ -7,12 +7,18 @@ it earns the same 400s; the funnel comes from
 and the one-sentence reason.
 """
 
+from placement import contract
 from placement.handlers import allocation_candidate as candidates
 from placement import microversion
 from placement.objects import candidate_explain
+from placement.schemas import allocation_candidate as schema
 from placement import util
 
 
+@contract.describe(
+    {200: schema.EXPLAIN}, query=candidates.SCHEMAS,
+    extension=True,
+    summary='Why GET /allocation_candidates finds what it finds')
 @microversion.serves('1.10')
 @util.accept_json
 def explain_allocation_candidates(req):

@@ -12,6 +12,7 @@ import urllib.parse
 
 import webob
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement.handlers import allocation
@@ -29,6 +30,10 @@ from placement import util
 _QUERY_SAFE = ''.join(chr(c) for c in range(0x21, 0x7f))
 
 
+@contract.describe(
+    {200: schema.RESPONSE_V1_38}, body=schema.POST_V1_38, errors=(409,),
+    summary='Choose an allocation candidate and write it atomically',
+    extension=True)
 @microversion.serves('1.38')
 @util.require_json_content
 @util.accept_json

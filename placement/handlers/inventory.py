@@ -1,5 +1,6 @@
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement import microversion
@@ -50,6 +51,8 @@ def _written(data):
             **{k: v for k, v in data.items() if k in inv_obj.FIELDS}}
 
 
+@contract.describe(
+    {200: schema.ALL})
 @util.accept_json
 def get_inventories(req):
     ctx = util.context(req)
@@ -65,6 +68,8 @@ def get_inventories(req):
     }, last_modified=util.newest(i.last_modified for i in inventories))
 
 
+@contract.describe(
+    {200: schema.ONE})
 @util.accept_json
 def get_inventory(req):
     ctx = util.context(req)
@@ -80,6 +85,8 @@ def get_inventory(req):
         last_modified=inventory.last_modified)
 
 
+@contract.describe(
+    {201: schema.ONE}, body=schema.POST, errors=(409,))
 @util.require_json_content
 def create_inventory(req):
     ctx = util.context(req)
@@ -110,6 +117,8 @@ def create_inventory(req):
                               headers={'Location': location})
 
 
+@contract.describe(
+    {200: schema.ONE}, body=schema.PUT_ONE, errors=(409,))
 @util.require_json_content
 def update_inventory(req):
     ctx = util.context(req)
@@ -142,6 +151,8 @@ def update_inventory(req):
                               last_modified=util.now())
 
 
+@contract.describe(
+    {200: schema.ALL}, body=schema.PUT_ALL, errors=(409,))
 @util.require_json_content
 def set_inventories(req):
     ctx = util.context(req)
@@ -178,6 +189,8 @@ def set_inventories(req):
     }, last_modified=util.now())
 
 
+@contract.describe(
+    {204: None}, errors=(409,))
 def delete_inventory(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:inventories:delete')
@@ -201,6 +214,8 @@ def delete_inventory(req):
     return util.empty_response(req)
 
 
+@contract.describe(
+    {}, errors=(405,))
 @microversion.serves('1.0', '1.4')
 def delete_inventories_not_allowed(req):
     """DELETE of all inventories before 1.5: 405 without ``Allow``."""
@@ -208,6 +223,8 @@ def delete_inventories_not_allowed(req):
 
 
 
+@contract.describe(
+    {204: None}, errors=(409,))
 @microversion.serves('1.5')
 def delete_inventories(req):
     ctx = util.context(req)

@@ -9,6 +9,7 @@ from prometheus_client import exposition
 
 from placement import capacity_gauges
 from placement import capacity_page
+from placement import contract
 from placement import errors
 from placement import metrics
 from placement import metrics_access
@@ -25,6 +26,10 @@ def _authorize(req, rule):
     return ctx
 
 
+@contract.describe(
+    {200: contract.Media('text/plain')}, errors=(404,),
+    token_optional=True, extension=True,
+    summary='Prometheus metrics (a token unless from a trusted network)')
 def get_metrics(req):
     """The process metrics of every worker, then the capacity gauges,
     in the Prometheus text format (whatever Accept says)."""
@@ -42,6 +47,10 @@ def get_metrics(req):
     return response
 
 
+@contract.describe(
+    {200: contract.Media('text/html')}, errors=(404,),
+    token_optional=True, extension=True,
+    summary='Capacity page (a token unless from a trusted network)')
 def get_capacity(req):
     ctx = _authorize(req, 'placement:capacity:read')
     max_age = ctx.config.metrics.capacity_refresh_interval

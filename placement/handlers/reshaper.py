@@ -1,5 +1,6 @@
 """POST /reshaper."""
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement import microversion
@@ -34,6 +35,8 @@ def _inventories(ctx, data):
     return result
 
 
+@contract.describe(
+    {204: None}, body=SCHEMAS, errors=(409,))
 @microversion.serves('1.30')
 @util.require_json_content
 def reshape(req):

@@ -1,5 +1,6 @@
 """/resource_classes and /resource_classes/{name} (MV >= 1.2)."""
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement import microversion
@@ -25,6 +26,8 @@ def _get_or_404(ctx, name):
         raise errors.NotFound(str(exc), vary=False)
 
 
+@contract.describe(
+    {200: schema.LISTING})
 @microversion.serves('1.2')
 @util.accept_json
 def list_resource_classes(req):
@@ -38,6 +41,8 @@ def list_resource_classes(req):
         last_modified=util.now())
 
 
+@contract.describe(
+    {200: schema.SHOWN})
 @microversion.serves('1.2')
 @util.accept_json
 def get_resource_class(req):
@@ -49,6 +54,8 @@ def get_resource_class(req):
         last_modified=resource_class.last_modified or util.now())
 
 
+@contract.describe(
+    {201: None}, body=schema.BODY, errors=(409,))
 @microversion.serves('1.2')
 @util.require_json_content
 def create_resource_class(req):
@@ -65,6 +72,8 @@ def create_resource_class(req):
     return util.empty_response(req, 201, headers=_location(req, name))
 
 
+@contract.describe(
+    {200: schema.SHOWN}, body=schema.BODY, errors=(409,))
 @microversion.serves('1.2', '1.6')
 @util.require_json_content
 def update_resource_class(req):
@@ -84,6 +93,8 @@ def update_resource_class(req):
     return util.json_response(req, _serialize(req, renamed.name))
 
 
+@contract.describe(
+    {201: None, 204: None})
 @microversion.serves('1.7')
 def create_or_confirm_resource_class(req):
     """Create a custom class named by the path, or confirm it exists (no
@@ -102,6 +113,8 @@ def create_or_confirm_resource_class(req):
                                headers=_location(req, name))
 
 
+@contract.describe(
+    {204: None}, errors=(409,))
 @microversion.serves('1.2')
 def delete_resource_class(req):
     ctx = util.context(req)

@@ -4,6 +4,7 @@ import uuid as uuidlib
 
 import orjson
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement.handlers import params as filters
@@ -80,6 +81,8 @@ def get_provider_or_404(ctx, uuid):
         raise errors.NotFound(str(exc), vary=False)
 
 
+@contract.describe(
+    {200: schema.PROVIDERS}, query=LIST_SCHEMAS)
 @util.accept_json
 def list_resource_providers(req):
     ctx = util.context(req)
@@ -112,6 +115,8 @@ def list_resource_providers(req):
         last_modified=util.newest(p.last_modified for p in providers))
 
 
+@contract.describe(
+    {200: schema.PROVIDER})
 @util.accept_json
 def get_resource_provider(req):
     ctx = util.context(req)
@@ -121,6 +126,10 @@ def get_resource_provider(req):
                               last_modified=provider.last_modified)
 
 
+@contract.describe(
+    {200: (('1.0', contract.ABSENT), ('1.20', schema.PROVIDER)),
+     201: (('1.0', None), ('1.20', contract.ABSENT))},
+    body=POST_SCHEMAS, errors=(409,))
 @util.require_json_content
 def create_resource_provider(req):
     ctx = util.context(req)
@@ -146,6 +155,8 @@ def create_resource_provider(req):
     return util.empty_response(req, 201, headers=headers)
 
 
+@contract.describe(
+    {200: schema.PROVIDER}, body=PUT_SCHEMAS, errors=(409,))
 @util.require_json_content
 def update_resource_provider(req):
     ctx = util.context(req)
@@ -169,6 +180,8 @@ def update_resource_provider(req):
                               last_modified=provider.last_modified)
 
 
+@contract.describe(
+    {204: None}, errors=(409,))
 def delete_resource_provider(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:delete')

@@ -1,9 +1,14 @@
 """GET / : the version document."""
 
+from placement import contract
 from placement import microversion
+from placement.schemas import root as schema
 from placement import util
 
 
+@contract.describe(
+    {200: schema.VERSIONS}, public=True,
+    summary='The version document')
 def home(req):
     """The version document; served without authentication or policy."""
     document = {'versions': [{

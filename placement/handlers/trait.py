@@ -1,5 +1,6 @@
 """/traits, /traits/{name} and /resource_providers/{uuid}/traits (1.6+)."""
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement import microversion
@@ -39,6 +40,8 @@ def _associated_filter(value):
     return value == 'true'
 
 
+@contract.describe(
+    {200: schema.LISTING}, query=schema.LIST_V1_6)
 @microversion.serves('1.6')
 @util.accept_json
 def list_traits(req):
@@ -57,6 +60,8 @@ def list_traits(req):
         last_modified=util.newest(t.last_modified for t in traits))
 
 
+@contract.describe(
+    {204: None})
 @microversion.serves('1.6')
 def get_trait(req):
     ctx = util.context(req)
@@ -69,6 +74,8 @@ def get_trait(req):
         req, last_modified=trait.created_at or util.now())
 
 
+@contract.describe(
+    {201: None, 204: None})
 @microversion.serves('1.6')
 def put_trait(req):
     ctx = util.context(req)
@@ -83,6 +90,8 @@ def put_trait(req):
         headers={'Location': util.location(req, '/traits/' + name)})
 
 
+@contract.describe(
+    {204: None}, errors=(409,))
 @microversion.serves('1.6')
 def delete_trait(req):
     ctx = util.context(req)
@@ -105,6 +114,8 @@ def _provider_traits_response(req, traits, generation):
         last_modified=util.newest(t.last_modified for t in traits))
 
 
+@contract.describe(
+    {200: schema.PROVIDER_TRAITS})
 @microversion.serves('1.6')
 @util.accept_json
 def list_provider_traits(req):
@@ -119,6 +130,9 @@ def list_provider_traits(req):
     return _provider_traits_response(req, traits, provider.generation)
 
 
+@contract.describe(
+    {200: schema.PROVIDER_TRAITS},
+    body=schema.PUT_PROVIDER_TRAITS_V1_6, errors=(409,))
 @microversion.serves('1.6')
 @util.require_json_content
 def update_provider_traits(req):
@@ -142,6 +156,8 @@ def update_provider_traits(req):
     return _provider_traits_response(req, traits, generation)
 
 
+@contract.describe(
+    {204: None}, errors=(409,))
 @microversion.serves('1.6')
 def delete_provider_traits(req):
     ctx = util.context(req)

@@ -1,5 +1,6 @@
 """Usages: per provider and per project/user."""
 
+from placement import contract
 from placement import errors
 from placement import exception
 from placement import microversion
@@ -11,6 +12,8 @@ from placement import util
 TOTALS_SCHEMAS = (('1.9', schema.LIST_V1_9), ('1.38', schema.LIST_V1_38))
 
 
+@contract.describe(
+    {200: schema.PROVIDER_USAGES})
 @util.accept_json
 def list_usages(req):
     """Usage of every inventory class of one provider."""
@@ -39,6 +42,8 @@ def _project_params(req):
         req, microversion.choose(util.version(req), TOTALS_SCHEMAS))
 
 
+@contract.describe(
+    {200: schema.TOTALS}, query=TOTALS_SCHEMAS)
 @microversion.serves('1.9', '1.37')
 @util.accept_json
 def project_usages(req):
@@ -50,6 +55,8 @@ def project_usages(req):
                               last_modified=util.now())
 
 
+@contract.describe(
+    {200: schema.TOTALS}, query=TOTALS_SCHEMAS)
 @microversion.serves('1.38')
 @util.accept_json
 def project_usages_by_type(req):

@@ -24,3 +24,19 @@ PUT_V1_19 = {
     'required': ['aggregates', 'resource_provider_generation'],
     'additionalProperties': False,
 }
+
+# -- responses ---------------------------------------------------------------
+
+# Shown as stored: any uuid-like spelling a client sent.
+_SHOWN = {'type': 'array', 'items': {'type': 'string', 'maxLength': 36},
+          'uniqueItems': True}
+AGGREGATES = (
+    ('1.1', {'type': 'object', 'properties': {'aggregates': _SHOWN},
+             'required': ['aggregates'], 'additionalProperties': False}),
+    ('1.19', {'type': 'object',
+              'properties': {'aggregates': _SHOWN,
+                             'resource_provider_generation':
+                                 common.GENERATION},
+              'required': ['aggregates', 'resource_provider_generation'],
+              'additionalProperties': False}),
+)

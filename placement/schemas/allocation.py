@@ -111,3 +111,71 @@ POST_V1_13 = by_consumer(PUT_V1_12)
 POST_V1_28 = by_consumer(PUT_V1_28)
 POST_V1_34 = by_consumer(PUT_V1_34)
 POST_V1_38 = by_consumer(PUT_V1_38)
+
+# -- responses ---------------------------------------------------------------
+
+_BY_PROVIDER = {
+    'type': 'object',
+    'additionalProperties': {
+        'type': 'object',
+        'properties': {'generation': common.GENERATION,
+                       'resources': common.RESOURCES},
+        'required': ['generation', 'resources'],
+        'additionalProperties': False,
+    },
+}
+
+
+def _consumer(*fields):
+    """A consumer's allocations; ``fields`` appear once it has any."""
+    properties = {'allocations': _BY_PROVIDER,
+                  'project_id': {'type': 'string'},
+                  'user_id': {'type': 'string'},
+                  'consumer_generation': common.GENERATION,
+                  'consumer_type': {'type': 'string'}}
+    shown = ('allocations',) + fields
+    return {
+        'type': 'object',
+        'properties': {k: v for k, v in properties.items() if k in shown},
+        'required': ['allocations'],
+        'additionalProperties': False,
+        'if': {'properties': {'allocations': {'minProperties': 1}}},
+        'then': {'required': list(shown)},
+    }
+
+
+#: GET /allocations/{consumer_uuid}.
+CONSUMER_ALLOCATIONS = (
+    ('1.0', _consumer()),
+    ('1.12', _consumer('project_id', 'user_id')),
+    ('1.28', _consumer('project_id', 'user_id', 'consumer_generation')),
+    ('1.38', _consumer('project_id', 'user_id', 'consumer_generation',
+                       'consumer_type')),
+)
+
+
+def _provider_allocations(*fields):
+    properties = {'resources': common.RESOURCES,
+                  'consumer_generation': common.GENERATION}
+    shown = ('resources',) + fields
+    return {
+        'type': 'object',
+        'properties': {
+            'resource_provider_generation': common.GENERATION,
+            'allocations': {'type': 'object', 'additionalProperties': {
+                'type': 'object',
+                'properties': {k: v for k, v in properties.items()
+                               if k in shown},
+                'required': list(shown),
+                'additionalProperties': False}},
+        },
+        'required': ['resource_provider_generation', 'allocations'],
+        'additionalProperties': False,
+    }
+
+
+#: GET /resource_providers/{uuid}/allocations.
+PROVIDER_ALLOCATIONS = (
+    ('1.0', _provider_allocations()),
+    ('1.28', _provider_allocations('consumer_generation')),
+)

@@ -36,3 +36,38 @@ def with_properties(schema, properties=None, remove=(), required=None):
     if required is not None:
         new['required'] = list(required)
     return new
+
+
+# -- pieces of response bodies ---------------------------------------------
+
+#: ``links`` of a provider or resource class: ``rel`` and ``href``.
+def links(rels):
+    """An array of exactly the links named ``rels``, in any order."""
+    return {
+        'type': 'array',
+        'items': {
+            'type': 'object',
+            'properties': {'rel': {'type': 'string', 'enum': list(rels)},
+                           'href': {'type': 'string'}},
+            'required': ['rel', 'href'],
+            'additionalProperties': False,
+        },
+        'minItems': len(rels), 'maxItems': len(rels),
+        'uniqueItems': True,
+    }
+
+
+#: Amounts per resource class name.
+AMOUNTS = {'type': 'object',
+           'patternProperties': {
+               RESOURCE_CLASS_NAME['pattern']: {'type': 'integer',
+                                                'minimum': 0}},
+           'additionalProperties': False}
+#: Amounts per resource class name, at least one.
+RESOURCES = {'type': 'object', 'minProperties': 1,
+             'patternProperties': {
+                 RESOURCE_CLASS_NAME['pattern']: {'type': 'integer',
+                                                  'minimum': 1}},
+             'additionalProperties': False}
+#: A list of names without repetition.
+NAMES = {'type': 'array', 'items': {'type': 'string'}}

@@ -56,3 +56,35 @@ PUT_ALL = {
 def put_all_schema():
     """A copy of PUT_ALL for bodies that embed it (the reshaper)."""
     return copy.deepcopy(PUT_ALL)
+
+# -- responses ---------------------------------------------------------------
+
+#: An inventory as shown: every field, defaults filled in.
+SHOWN = {
+    'type': 'object',
+    'properties': {
+        'total': {'type': 'integer'},
+        'reserved': {'type': 'integer'},
+        'min_unit': {'type': 'integer'},
+        'max_unit': {'type': 'integer'},
+        'step_size': {'type': 'integer'},
+        'allocation_ratio': {'type': 'number'},
+    },
+    'required': ['total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+                 'allocation_ratio'],
+    'additionalProperties': False,
+}
+#: One inventory with its provider's generation (omitted while the
+#: generation is 0, as upstream does).
+ONE = common.with_properties(
+    SHOWN, {'resource_provider_generation': common.GENERATION})
+#: Every inventory of a provider, by class.
+ALL = {
+    'type': 'object',
+    'properties': {
+        'resource_provider_generation': common.GENERATION,
+        'inventories': {'type': 'object', 'additionalProperties': SHOWN},
+    },
+    'required': ['resource_provider_generation', 'inventories'],
+    'additionalProperties': False,
+}

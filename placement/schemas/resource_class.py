@@ -11,3 +11,19 @@ BODY = {
 }
 # 1.7+: the path segment of PUT /resource_classes/{name} is the name.
 NAME = common.CUSTOM_RESOURCE_CLASS_NAME
+
+# -- responses ---------------------------------------------------------------
+
+SHOWN = {
+    'type': 'object',
+    'properties': {'name': common.RESOURCE_CLASS_NAME,
+                   'links': common.links(['self'])},
+    'required': ['name', 'links'],
+    'additionalProperties': False,
+}
+LISTING = {
+    'type': 'object',
+    'properties': {'resource_classes': {'type': 'array', 'items': SHOWN}},
+    'required': ['resource_classes'],
+    'additionalProperties': False,
+}

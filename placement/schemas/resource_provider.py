@@ -47,3 +47,46 @@ LIST_V1_14 = common.with_properties(
 # 1.18: required (traits).
 LIST_V1_18 = common.with_properties(LIST_V1_14,
                                     {'required': {'type': 'string'}})
+
+# -- responses ---------------------------------------------------------------
+
+
+def _provider(rels, nested=False):
+    properties = {
+        'uuid': common.UUID,
+        'name': {'type': 'string'},
+        'generation': common.GENERATION,
+        'links': common.links(rels),
+    }
+    if nested:
+        properties['parent_provider_uuid'] = common.NULLABLE_UUID
+        properties['root_provider_uuid'] = common.UUID
+    return {'type': 'object', 'properties': properties,
+            'required': sorted(properties), 'additionalProperties': False}
+
+
+_RELS_V1_0 = ('self', 'inventories', 'usages')
+_RELS_V1_1 = _RELS_V1_0 + ('aggregates',)
+_RELS_V1_6 = _RELS_V1_1 + ('traits',)
+_RELS_V1_11 = _RELS_V1_6 + ('allocations',)
+
+#: One provider, per microversion (links grow, then nesting fields).
+PROVIDER = (
+    ('1.0', _provider(_RELS_V1_0)),
+    ('1.1', _provider(_RELS_V1_1)),
+    ('1.6', _provider(_RELS_V1_6)),
+    ('1.11', _provider(_RELS_V1_11)),
+    ('1.14', _provider(_RELS_V1_11, nested=True)),
+)
+
+
+def _listing(provider):
+    return {'type': 'object',
+            'properties': {'resource_providers': {'type': 'array',
+                                                  'items': provider}},
+            'required': ['resource_providers'],
+            'additionalProperties': False}
+
+
+PROVIDERS = tuple((version, _listing(provider))
+                  for version, provider in PROVIDER)

@@ -29,3 +29,19 @@ PUT_PROVIDER_TRAITS_V1_6 = {
     'required': ['traits', 'resource_provider_generation'],
     'additionalProperties': False,
 }
+
+# -- responses ---------------------------------------------------------------
+
+LISTING = {
+    'type': 'object',
+    'properties': {'traits': common.NAMES},
+    'required': ['traits'],
+    'additionalProperties': False,
+}
+PROVIDER_TRAITS = {
+    'type': 'object',
+    'properties': {'traits': common.NAMES,
+                   'resource_provider_generation': common.GENERATION},
+    'required': ['traits', 'resource_provider_generation'],
+    'additionalProperties': False,
+}

@@ -6,9 +6,17 @@ would leave it stale without any test noticing. So, in every test, each
 refresh of an index is followed by a full load into a fresh index and
 the two are compared: any gabbi file or object test that writes and then
 asks for candidates proves that its writes were logged.
+
+Every in-process application is also wrapped in ``ContractCheck``: each
+response must match the OpenAPI document of its microversion, and the
+schemas handlers validate with must be the ones their contracts declare.
 """
 
 import pytest
+
+from placement import deploy
+from placement.tests import contract_check
+from placement import util
 
 from placement.objects import candidate_search
 from placement.objects import provider_index
@@ -72,3 +80,20 @@ def checked_provider_index():
     provider_index.ProviderIndex.refresh = checked
     yield
     provider_index.ProviderIndex.refresh = refresh
+
+
+@pytest.fixture(autouse=True, scope='session')
+def responses_match_the_openapi_document():
+    build_app = deploy.build_app
+
+    def checked(*args, **kwargs):
+        return contract_check.ContractCheck(build_app(*args, **kwargs))
+
+    validate_query, json_body = util.validate_query, util.json_body
+    deploy.build_app = checked
+    util.validate_query = contract_check.record_validation(
+        'query', validate_query)
+    util.json_body = contract_check.record_validation('body', json_body)
+    yield
+    deploy.build_app = build_app
+    util.validate_query, util.json_body = validate_query, json_body

@@ -22,6 +22,7 @@ import collections
 
 import yaml
 
+from placement import auth
 from placement import handler
 from placement.policies import api_rules
 
@@ -183,9 +184,10 @@ def rules_by_operation():
 
 
 def routed_operations():
-    """(method, path template) of every policed route in ROUTES."""
+    """(method, path template) of every policed route in ROUTES (all but
+    the version document and the public documents)."""
     return {(method, path) for path, methods in handler.ROUTES.items()
-            if path != '/' for method in methods}
+            if path != '/' and path not in auth.PUBLIC for method in methods}
 
 
 def _url(method, path, sample):

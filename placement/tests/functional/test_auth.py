@@ -49,6 +49,14 @@ def test_version_document_needs_no_token(app):
 
 
 @pytest.mark.parametrize('token', [None, 'forged-token'])
+def test_openapi_document_needs_no_token(app, token):
+    # api-ref/behaviour-choices.rst, 'The OpenAPI document is public'.
+    resp = _get(app, '/openapi.json?microversion=1.20', token)
+    assert resp.status_int == 200
+    assert resp.json['info']['version'] == '1.20'
+
+
+@pytest.mark.parametrize('token', [None, 'forged-token'])
 def test_missing_or_invalid_token_gets_keystone_401(app, token):
     resp = _get(app, '/resource_providers', token)
     assert resp.status_int == 401

@@ -1,0 +1,50 @@
+"""GET /openapi.json: the generated OpenAPI document (an extension).
+
+Public, like the version document (see api-ref/behaviour-choices.rst,
+'The OpenAPI document is public'). The document is chosen by the
+``microversion`` query parameter, not by the version header, so that a
+client can fetch any version's document without negotiating it.
+"""
+
+import orjson
+
+from placement import contract
+from placement import errors
+from placement import microversion
+from placement import openapi
+from placement.schemas import openapi_document as schema
+from placement import util
+
+#: The encoded document per version, built on first request.
+_ENCODED = {}
+
+
+def _requested_version(params):
+    text = params.get('microversion')
+    if text is None:
+        return microversion.MAX_VERSION
+    version = microversion.Version.parse(text)  # the schema checked digits
+    if not microversion.MIN_VERSION <= version <= microversion.MAX_VERSION:
+        raise errors.BadRequest(
+            'Invalid microversion %s: this service serves %s to %s.' % (
+                text, microversion.MIN_VERSION, microversion.MAX_VERSION),
+            code=errors.QUERY_BAD_VALUE)
+    return version
+
+
+@contract.describe(
+    {200: schema.DOCUMENT}, query=schema.QUERY, public=True, extension=True,
+    summary='The OpenAPI document of a microversion (default: latest)')
+@util.accept_json
+def get_openapi_document(req):
+    params = util.validate_query(req, schema.QUERY)
+    version = _requested_version(params)
+    body = _ENCODED.get(version)
+    if body is None:
+        body = _ENCODED[version] = orjson.dumps(openapi.document(version))
+    response = req.response
+    response.status = 200
+    response.body = body
+    response.content_type = util.JSON
+    response.charset = None
+    return response

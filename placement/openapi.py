@@ -29,6 +29,11 @@ VERSION_HEADER = 'OpenStack-API-Version'
 COMMON_ERRORS = (400, 401, 403, 406, 503)
 #: Statuses of operations that read a body: too large, not JSON.
 BODY_ERRORS = (413, 415)
+#: Statuses of operations that write: a write that keeps losing to
+#: concurrent writers (a database conflict re-run until its budget is
+#: spent) answers 409 placement.concurrent_update.
+WRITE_ERRORS = (409,)
+READ_METHODS = ('GET', 'HEAD')
 #: Error bodies are JSON unless the client prefers HTML or text.
 ERROR_MEDIA_TYPES = ('text/html', 'text/plain')
 
@@ -116,7 +121,7 @@ def build(version, routes=None):
     paths = {}
     for path, method, operation_id, declared in operations(version, routes):
         paths.setdefault(path, {})[method.lower()] = _operation(
-            version, path, operation_id, declared)
+            version, path, method, operation_id, declared)
     return {
         'openapi': OPENAPI_VERSION,
         'info': {
@@ -166,14 +171,14 @@ def _with_links(paths):
     return paths
 
 
-def _operation(version, path, operation_id, declared):
+def _operation(version, path, method, operation_id, declared):
     operation = {
         'operationId': operation_id,
         'parameters': (_path_parameters(path)
                        + _query_parameters(contract.pick(declared.query,
                                                          version))
                        + [_version_parameter()]),
-        'responses': _responses(version, path, declared),
+        'responses': _responses(version, path, method, declared),
     }
     if declared.summary:
         operation['summary'] = declared.summary
@@ -224,7 +229,7 @@ def _version_parameter():
             'schema': {'type': 'string'}}
 
 
-def _responses(version, path, declared):
+def _responses(version, path, method, declared):
     responses = {}
     for status, body in declared.responses.items():
         if contract.pick(body, version) is not contract.ABSENT:
@@ -232,6 +237,8 @@ def _responses(version, path, declared):
     statuses = set(COMMON_ERRORS) | set(declared.errors)
     if declared.body is not None:
         statuses |= set(BODY_ERRORS)
+    if method not in READ_METHODS:
+        statuses |= set(WRITE_ERRORS)
     if _PATH_PARAMETER.search(path):
         statuses.add(404)
     for status in sorted(statuses - set(declared.responses)):

@@ -105,6 +105,14 @@ def test_statuses_per_operation():
     assert '200' not in old['/resource_providers']['post']['responses']
 
 
+def test_every_write_may_answer_a_lost_conflict():
+    # A write re-run on database conflicts until its budget is spent
+    # answers 409, whatever the operation; reads never do.
+    paths = openapi.document(microversion.MAX_VERSION)['paths']
+    assert '409' in paths['/traits/{name}']['put']['responses']
+    assert '409' not in paths['/traits/{name}']['get']['responses']
+
+
 def test_a_handler_without_contract_is_refused():
     def undeclared(req):
         pass

@@ -42,7 +42,6 @@ import contextlib
 import datetime
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -54,6 +53,8 @@ import sqlalchemy as sa
 
 from benchmarks import allocation_candidates as bench
 from benchmarks import placement_http
+from benchmarks import proc_cpu
+from placement.tests import gunicorn_server
 
 MAX_INT = 2147483647
 FLAT_QUERY = ('resources=VCPU:1,DISK_GB:10,MEMORY_MB:256&member_of=%s'
@@ -174,12 +175,6 @@ def bulk_load(url, providers):
 
 # -- servers --------------------------------------------------------------
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 class Server:
     """One gunicorn -w 2 serving one SQLite file."""
 
@@ -194,7 +189,7 @@ class Server:
         self.timed_out = None
 
     def start(self, timeout):
-        port = free_port()
+        port = gunicorn_server.free_port()
         self.url = 'http://127.0.0.1:%d' % port
         env = dict(os.environ,
                    OS_PLACEMENT_DATABASE__CONNECTION=self.db_url,
@@ -231,31 +226,12 @@ class Server:
 
     def workers(self):
         """Pids of the gunicorn workers (children of the master)."""
-        found = []
-        for pid in os.listdir('/proc'):
-            if not pid.isdigit():
-                continue
-            try:
-                with open('/proc/%s/stat' % pid) as f:
-                    fields = f.read().rsplit(')', 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == self.proc.pid:
-                found.append(int(pid))
-        return sorted(found)
+        return gunicorn_server.children(self.proc.pid)
 
     def cpu_seconds(self):
         """User and system CPU time the workers have used so far."""
-        ticks = os.sysconf('SC_CLK_TCK')
-        total = 0
-        for pid in self.workers():
-            try:
-                with open('/proc/%d/stat' % pid) as f:
-                    fields = f.read().rsplit(')', 1)[1].split()
-            except OSError:
-                continue
-            total += int(fields[11]) + int(fields[12])
-        return total / ticks
+        return sum(proc_cpu.tree_seconds(pid) or 0
+                   for pid in self.workers())
 
     def rss_mb(self):
         sizes = []

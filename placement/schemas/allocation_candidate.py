@@ -85,10 +85,10 @@ _DICT_REQUEST = {
 }
 # 1.34: which providers satisfied each request group (by suffix; the
 # unsuffixed group is "").
+MAPPINGS = {'type': 'object', 'additionalProperties': {
+    'type': 'array', 'items': common.UUID, 'minItems': 1}}
 _MAPPED_REQUEST = common.with_properties(
-    _DICT_REQUEST,
-    {'mappings': {'type': 'object', 'additionalProperties': {
-        'type': 'array', 'items': common.UUID, 'minItems': 1}}},
+    _DICT_REQUEST, {'mappings': MAPPINGS},
     required=['allocations', 'mappings'])
 
 _USAGE = {'type': 'object',

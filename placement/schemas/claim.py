@@ -3,6 +3,7 @@ validates and the body it answers, for the OpenAPI document and the
 tests."""
 
 from placement.schemas import allocation
+from placement.schemas import allocation_candidate
 from placement.schemas import common
 
 STRATEGIES = ['pack', 'spread']
@@ -26,38 +27,13 @@ POST_V1_38 = {
     'additionalProperties': False,
 }
 
-#: The 200 answer: GET /allocations/{consumer} at 1.38 plus the
-#: candidate's mappings.
-RESPONSE_V1_38 = {
-    'type': 'object',
-    'properties': {
-        'allocations': {
-            'type': 'object',
-            'minProperties': 1,
-            'patternProperties': {
-                common.UUID_KEY_PATTERN: {
-                    'type': 'object',
-                    'properties': {
-                        'generation': common.GENERATION,
-                        'resources': allocation.RESOURCES,
-                    },
-                    'required': ['generation', 'resources'],
-                    'additionalProperties': False,
-                },
-            },
-            'additionalProperties': False,
-        },
-        'mappings': {
-            'type': 'object',
-            'additionalProperties': {
-                'type': 'array', 'minItems': 1, 'items': common.UUID},
-        },
-        'consumer_generation': common.GENERATION,
-        'project_id': common.EXTERNAL_ID,
-        'user_id': common.EXTERNAL_ID,
-        'consumer_type': common.CONSUMER_TYPE,
-    },
-    'required': ['allocations', 'mappings', 'consumer_generation',
-                 'project_id', 'user_id', 'consumer_type'],
-    'additionalProperties': False,
-}
+#: The 200 answer: GET /allocations/{consumer} at 1.38 (never empty,
+#: every field shown) plus the candidate's mappings.
+_CONSUMER = allocation.CONSUMER_ALLOCATIONS[-1][1]
+RESPONSE_V1_38 = common.with_properties(
+    _CONSUMER,
+    {'allocations': dict(_CONSUMER['properties']['allocations'],
+                         minProperties=1),
+     'mappings': allocation_candidate.MAPPINGS},
+    required=['allocations', 'mappings', 'consumer_generation',
+              'project_id', 'user_id', 'consumer_type'])

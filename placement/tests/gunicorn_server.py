@@ -51,7 +51,7 @@ def free_port():
     raise RuntimeError('no free port in %s' % os.environ[PORTS_ENV])
 
 
-def _children(pid):
+def children(pid):
     """Pids of the live processes whose parent is ``pid`` (Linux /proc)."""
     found = []
     for entry in os.listdir('/proc'):
@@ -66,6 +66,18 @@ def _children(pid):
         if int(fields[1]) == pid and fields[0] != 'Z':
             found.append(int(entry))
     return sorted(found)
+
+
+def terminate(process, timeout):
+    """SIGTERM ``process`` (started with ``start_new_session``), then
+    SIGKILL its whole process group if it is not gone in ``timeout``
+    seconds."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 @contextlib.contextmanager
@@ -178,7 +190,7 @@ class GunicornServer:
             connection.close()
 
     def worker_pids(self):
-        return _children(self._process.pid)
+        return children(self._process.pid)
 
     def wait_for_workers(self, timeout=60):
         """Wait until gunicorn runs ``workers`` workers again."""
@@ -204,9 +216,4 @@ class GunicornServer:
         """Graceful stop, then kill the whole process group."""
         if self._process is None or self._process.poll() is not None:
             return
-        self._process.send_signal(signal.SIGTERM)
-        try:
-            self._process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait()
+        terminate(self._process, timeout)

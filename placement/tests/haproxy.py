@@ -9,7 +9,6 @@ is redispatched to another), and is stopped by its pid.
 
 import os
 import shutil
-import signal
 import subprocess
 import time
 
@@ -109,9 +108,4 @@ class HAProxy:
     def stop(self, timeout=10):
         if self._process is None or self._process.poll() is not None:
             return
-        self._process.send_signal(signal.SIGTERM)
-        try:
-            self._process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
+        gunicorn_server.terminate(self._process, timeout)

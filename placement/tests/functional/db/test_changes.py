@@ -6,6 +6,7 @@ database's triggers, whoever makes it, and only if it commits; readers
 follow the log by id without missing rows committed out of id order.
 """
 
+import contextlib
 import threading
 import uuid
 
@@ -563,12 +564,13 @@ def _insert_allocation(conn, provider):
         resource_class_id=0, used=1))
 
 
-def test_a_row_committed_after_a_higher_one_is_not_missed(ctx, computes):
-    """Transaction A takes a lower log id than B, B commits first: the
-    reader sees B, keeps A's id as a gap, and sees A once it commits."""
+@contextlib.contextmanager
+def _out_of_order(ctx, computes):
+    """A transaction logging the first compute (the lower log id) left
+    open while another logging the second commits; yields the open
+    transaction."""
     _needs_concurrent_writers(ctx)
     cn1, cn2 = computes
-    cursor = _cursor(ctx)
     engine = _other_engine(ctx)
     try:
         with engine.connect() as slow, engine.connect() as fast:
@@ -576,55 +578,45 @@ def test_a_row_committed_after_a_higher_one_is_not_missed(ctx, computes):
             _insert_allocation(slow, cn1)
             with fast.begin():
                 _insert_allocation(fast, cn2)
-            found = _read(ctx, cursor)
-            assert found.provider_ids == {cn2.id}
-            assert len(found.version.gaps) == 1
-            slow_txn.commit()
-        again = _read(ctx, found.version)
-        assert again.provider_ids == {cn1.id}
-        assert again.version.gaps == ()
+            yield slow_txn
     finally:
         engine.dispose()
+
+
+def test_a_row_committed_after_a_higher_one_is_not_missed(ctx, computes):
+    """Transaction A takes a lower log id than B, B commits first: the
+    reader sees B, keeps A's id as a gap, and sees A once it commits."""
+    cn1, cn2 = computes
+    cursor = _cursor(ctx)
+    with _out_of_order(ctx, computes) as slow_txn:
+        found = _read(ctx, cursor)
+        assert found.provider_ids == {cn2.id}
+        assert len(found.version.gaps) == 1
+        slow_txn.commit()
+    again = _read(ctx, found.version)
+    assert again.provider_ids == {cn1.id}
+    assert again.version.gaps == ()
 
 
 def test_a_reader_starting_afresh_sees_rows_committed_after_it(
         ctx, computes):
-    _needs_concurrent_writers(ctx)
-    cn1, cn2 = computes
-    engine = _other_engine(ctx)
-    try:
-        with engine.connect() as slow, engine.connect() as fast:
-            slow_txn = slow.begin()
-            _insert_allocation(slow, cn1)
-            with fast.begin():
-                _insert_allocation(fast, cn2)
-            start = _read(ctx, None)
-            assert start.provider_ids is None  # the full load
-            slow_txn.commit()
-        assert _read(ctx, start.version).provider_ids == {cn1.id}
-    finally:
-        engine.dispose()
+    cn1, _cn2 = computes
+    with _out_of_order(ctx, computes) as slow_txn:
+        start = _read(ctx, None)
+        assert start.provider_ids is None  # the full load
+        slow_txn.commit()
+    assert _read(ctx, start.version).provider_ids == {cn1.id}
 
 
 def test_gaps_that_will_never_fill_are_forgotten(ctx, computes):
     """A rolled-back transaction's id never appears. PostgreSQL says so
     exactly (no transaction older than the gap runs any more); elsewhere
     the gap is forgotten after GAP_SECONDS."""
-    _needs_concurrent_writers(ctx)
-    cn1, cn2 = computes
     cursor = _cursor(ctx)
-    engine = _other_engine(ctx)
-    try:
-        with engine.connect() as slow, engine.connect() as fast:
-            slow_txn = slow.begin()
-            _insert_allocation(slow, cn1)
-            with fast.begin():
-                _insert_allocation(fast, cn2)
-            found = _read(ctx, cursor, clock=lambda: 1000.0)
-            assert len(found.version.gaps) == 1
-            slow_txn.rollback()
-    finally:
-        engine.dispose()
+    with _out_of_order(ctx, computes) as slow_txn:
+        found = _read(ctx, cursor, clock=lambda: 1000.0)
+        assert len(found.version.gaps) == 1
+        slow_txn.rollback()
     soon = _read(ctx, found.version, clock=lambda: 1001.0)
     assert soon.provider_ids == set()
     if ctx.db.dialect == 'postgresql':

@@ -55,6 +55,10 @@ def _keys(schema, rng):
     for pattern in schema.get('patternProperties', {}):
         matching = [s for s in _STRINGS if re.search(pattern, s)]
         keys.extend(rng.sample(matching, min(2, len(matching))))
+    if isinstance(schema.get('additionalProperties'), dict):
+        # Maps keyed by anything (allocations by provider uuid).
+        keys.extend(str(uuid.UUID(int=rng.getrandbits(128)))
+                    for _ in range(rng.randint(0, 2)))
     return keys
 
 
@@ -72,8 +76,10 @@ def _valid_ish(schema, rng, depth=0):
         for key in _keys(schema, rng):
             sub = schema.get('properties', {}).get(key)
             if sub is None:
-                sub = next(s for p, s in schema['patternProperties'].items()
-                           if re.search(p, key))
+                sub = next((s for p, s in
+                            schema.get('patternProperties', {}).items()
+                            if re.search(p, key)),
+                           schema.get('additionalProperties'))
             out[key] = _valid_ish(sub, rng, depth + 1)
         return out
     if kind == 'array' and depth < 6:

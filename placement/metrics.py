@@ -141,12 +141,8 @@ def collectors():
     if m is None:
         return []
     if m.directory and os.path.isdir(m.directory):
-        from prometheus_client import multiprocess
-        from prometheus_client import registry
         metrics_files.forget_dead_processes(m.directory)
-        merged = registry.CollectorRegistry()
-        multiprocess.MultiProcessCollector(merged, path=m.directory)
-        return [merged]
+        return [metrics_files.MergedFiles(m.directory)]
     return [m.registry]
 
 

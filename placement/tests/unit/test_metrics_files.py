@@ -124,3 +124,25 @@ def test_the_cache_expires(tmp_path):
         assert cache.get(compute, 15, clock=lambda: now[0]) == b'1'
         now[0] += 10
         assert cache.get(compute, 15, clock=lambda: now[0]) == b'2'
+
+
+def _write_counter(directory, pid, value):
+    from prometheus_client import mmap_dict
+    values = mmap_dict.MmapedDict(
+        os.path.join(str(directory), 'counter_%d.db' % pid))
+    key = mmap_dict.mmap_key('placement_demo', 'placement_demo_total',
+                             [], [], 'demo')
+    values.write_value(key, value, 0)
+    values.close()
+
+
+def test_a_file_being_created_is_skipped_by_the_exposition(tmp_path):
+    """A worker creates its file empty and sizes it just after; a scrape
+    in between still answers with everyone else's figures."""
+    from prometheus_client import exposition
+    _write_counter(tmp_path, 101, 3.0)
+    _write_counter(tmp_path, 102, 4.0)
+    (tmp_path / 'counter_103.db').write_bytes(b'')
+    text = exposition.generate_latest(
+        metrics_files.MergedFiles(str(tmp_path))).decode()
+    assert 'placement_demo_total 7.0' in text

@@ -16,6 +16,8 @@ import dataclasses
 import typing
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
@@ -24,6 +26,10 @@ from placement.db import tables
 from placement import exception
 
 _CONSUMERS = tables.consumers
+
+#: Dialects whose INSERT can skip rows that conflict on a unique key
+#: and return those it inserted, with the insert construct doing so.
+_SKIPPING_INSERTS = {'sqlite': sqlite.insert, 'postgresql': postgresql.insert}
 
 #: ``generation`` value meaning "do not check" (writes below 1.28).
 UNCHECKED = object()
@@ -111,14 +117,29 @@ def _insert_one(ctx, row):
 def _insert(ctx, rows):
     """Create the consumer records ``rows`` (in uuid order, so concurrent
     writers creating the same ones wait for each other instead of
-    deadlocking); return the uuids this transaction created.
+    deadlocking); return (the uuids this transaction created, {uuid:
+    (id, generation)} of those of them the database returned).
 
-    Each chunk is one multi-row insert. If another request created one of
-    its consumers meanwhile, the chunk is redone row by row, so that the
-    records it created are told apart from the others.
+    Where the database can skip conflicting rows and return the others
+    (SQLite, PostgreSQL), each chunk is one such insert. Elsewhere each
+    chunk is one multi-row insert, redone row by row if another request
+    created one of its consumers meanwhile, so that the records it
+    created are told apart from the others.
     """
+    rows = sorted(rows, key=lambda row: row['uuid'])
+    if ctx.conn.dialect.name in _SKIPPING_INSERTS:
+        stmt = (_SKIPPING_INSERTS[ctx.conn.dialect.name](_CONSUMERS)
+                .on_conflict_do_nothing()
+                .returning(_CONSUMERS.c.uuid, _CONSUMERS.c.id,
+                           _CONSUMERS.c.generation))
+        returned = {}
+        for chunk in batch.chunks(rows):
+            returned.update(
+                (uuid, (id_, generation)) for uuid, id_, generation
+                in ctx.conn.execute(stmt, chunk))
+        return set(returned), returned
     created = set()
-    for chunk in batch.chunks(sorted(rows, key=lambda row: row['uuid'])):
+    for chunk in batch.chunks(rows):
         try:
             with ctx.conn.begin_nested():
                 ctx.conn.execute(sa.insert(_CONSUMERS), chunk)
@@ -129,7 +150,7 @@ def _insert(ctx, rows):
                            if _insert_one(ctx, row))
         else:
             created.update(row['uuid'] for row in chunk)
-    return created
+    return created, {}
 
 
 def _check_generation(stored, given):
@@ -190,9 +211,11 @@ def prepare_all(ctx, requests):
             'consumer_type_id': (None if type_id is UNCHANGED
                                  else types[type_id]),
             'generation': 0, 'created_at': db_api.utcnow()}
-    created = _insert(ctx, new.values()) if new else set()
-    if new:
-        stored.update(_stored(ctx, list(new), every=True))
+    created, returned = _insert(ctx, new.values()) if new else (set(), {})
+    stored.update(returned)
+    unread = [uuid for uuid in new if uuid not in returned]
+    if unread:
+        stored.update(_stored(ctx, unread, every=True))
     consumers = []
     for request in requests:
         uuid = request['uuid']

@@ -137,6 +137,26 @@ def increment_generation(ctx, provider_id, expected):
     return expected + 1
 
 
+def increment_generations(ctx, expected):
+    """``increment_generation`` of every provider of ``expected`` ({id:
+    generation read under its lock}) in one statement: a write that
+    bumps many providers makes one round trip, not one per provider."""
+    if len(expected) == 1:
+        [(provider_id, generation)] = expected.items()
+        increment_generation(ctx, provider_id, generation)
+        return
+    if not expected:
+        return
+    result = ctx.conn.execute(
+        sa.update(_RP)
+        .where(_RP.c.id.in_(sorted(expected)),
+               _RP.c.generation == sa.case(expected, value=_RP.c.id))
+        .values(generation=_RP.c.generation + 1,
+                updated_at=db_api.utcnow()))
+    if result.rowcount != len(expected):
+        raise exception.ResourceProviderConcurrentUpdateDetected()
+
+
 # -- create ---------------------------------------------------------------
 
 def _action_error(action, reason):

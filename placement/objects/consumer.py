@@ -75,24 +75,55 @@ def _read(ctx, column, others, values, every=False):
     return found
 
 
-def _external_ids(ctx, table, values):
-    """{value: id} of the rows of ``table`` named by ``values``, the
-    missing ones inserted.
+def _name_column(table):
+    return table.c.name if 'name' in table.c else table.c.external_id
 
-    Names a concurrent writer inserts at the same time are skipped by the
-    insert (``insert_missing``) and found by the second read.
+
+def _external_ids_of(ctx, wanted):
+    """[{value: id}] for each ``(table, values)`` of ``wanted``: the rows
+    of ``table`` named by ``values``, the missing ones inserted.
+
+    The rows that exist are read in one statement for all tables (a
+    write names a project, a user and often a type), unless a table has
+    more values than one statement takes. Names a concurrent writer
+    inserts at the same time are skipped by the insert
+    (``insert_missing``) and found by the second read.
     """
-    column = table.c.name if 'name' in table.c else table.c.external_id
-    values = sorted(set(values))
-    found = _read(ctx, column, [table.c.id], values)
-    missing = [value for value in values if value not in found]
-    if missing:
-        now = db_api.utcnow()
-        for chunk in batch.chunks(missing):
-            db_api.insert_missing(ctx.conn, table, [
-                {column.name: value, 'created_at': now} for value in chunk])
-        found.update(_read(ctx, column, [table.c.id], missing, every=True))
-    return {value: row[0] for value, row in found.items()}
+    wanted = [(table, sorted(set(values))) for table, values in wanted]
+    if any(len(values) > batch.SIZE for _table, values in wanted):
+        found = [_read_ids(ctx, table, values) for table, values in wanted]
+    else:
+        found = [{} for _ in wanted]
+        selects = [
+            sa.select(sa.literal(kind).label('kind'),
+                      _name_column(table).label('value'), table.c.id)
+            .where(_name_column(table).in_(values))
+            for kind, (table, values) in enumerate(wanted) if values]
+        if selects:
+            for kind, value, id_ in ctx.conn.execute(
+                    sa.union_all(*selects)):
+                found[kind][value] = id_
+        for kind, (table, values) in enumerate(wanted):
+            if not found[kind].keys() <= set(values):
+                # A row spelled differently matched: see ``_read``.
+                found[kind] = _read_ids(ctx, table, values)
+    for (table, values), ids in zip(wanted, found):
+        missing = [value for value in values if value not in ids]
+        if missing:
+            column = _name_column(table)
+            now = db_api.utcnow()
+            for chunk in batch.chunks(missing):
+                db_api.insert_missing(ctx.conn, table, [
+                    {column.name: value, 'created_at': now}
+                    for value in chunk])
+            ids.update(_read_ids(ctx, table, missing, every=True))
+    return found
+
+
+def _read_ids(ctx, table, values, every=False):
+    """{value: id} of ``table`` as ``_read`` finds them."""
+    return {value: row[0] for value, row in _read(
+        ctx, _name_column(table), [table.c.id], values, every).items()}
 
 
 def _stored(ctx, uuids, every=False):
@@ -187,12 +218,11 @@ def prepare_all(ctx, requests):
     """
     requests = [dict({'generation': UNCHECKED, 'consumer_type': UNCHANGED},
                      **request) for request in requests]
-    projects = _external_ids(ctx, tables.projects,
-                             [r['project'] for r in requests])
-    users = _external_ids(ctx, tables.users, [r['user'] for r in requests])
-    types = _external_ids(ctx, tables.consumer_types, [
-        r['consumer_type'] for r in requests
-        if r['consumer_type'] is not UNCHANGED])
+    projects, users, types = _external_ids_of(ctx, [
+        (tables.projects, [r['project'] for r in requests]),
+        (tables.users, [r['user'] for r in requests]),
+        (tables.consumer_types, [r['consumer_type'] for r in requests
+                                 if r['consumer_type'] is not UNCHANGED])])
     uuids = list(dict.fromkeys(r['uuid'] for r in requests))
     stored = _stored(ctx, uuids)
     for request in requests:

@@ -215,16 +215,26 @@ def replace_all(ctx, provider, records, generation=None, min_capacity=None):
         ctx.conn.execute(sa.delete(_INV).where(
             _INV.c.id.in_([existing[c] for c in dropped])))
     now = db_api.utcnow()
-    for name, record in records.items():
-        if ids[name] in existing:
-            ctx.conn.execute(
-                sa.update(_INV).where(_INV.c.id == existing[ids[name]])
-                .values(dict(record, updated_at=now)))
-        else:
-            ctx.conn.execute(sa.insert(_INV).values(
-                dict(record, resource_provider_id=provider.id,
-                     resource_class_id=ids[name], created_at=now)))
+    updated = [{'row_id': existing[ids[name]], 'now': now,
+                **{'new_' + field: record[field] for field in FIELDS}}
+               for name, record in records.items() if ids[name] in existing]
+    if updated:
+        ctx.conn.execute(_UPDATE_BY_ID, updated)
+    created = [dict(record, resource_provider_id=provider.id,
+                    resource_class_id=ids[name], created_at=now)
+               for name, record in records.items()
+               if ids[name] not in existing]
+    if created:
+        ctx.conn.execute(sa.insert(_INV), created)
     return rp_obj.increment_generation(ctx, provider.id, current)
+
+
+#: One inventory row's record replaced by id; executed once for all the
+#: rows a PUT replaces (bound parameters named apart from the columns).
+_UPDATE_BY_ID = (
+    sa.update(_INV).where(_INV.c.id == sa.bindparam('row_id'))
+    .values(updated_at=sa.bindparam('now'),
+            **{field: sa.bindparam('new_' + field) for field in FIELDS}))
 
 
 @db_api.writer

@@ -380,8 +380,8 @@ def report(load, verification, out=sys.stdout):
 
 
 def side_by_side(args, out=sys.stdout):
-    """Run the load on ours and upstream, interleaved; 0 if every run
-    verified and no server answered a 5xx."""
+    """Run the load on ours and upstream, interleaved; 0 if every run of
+    ours verified and none had a 5xx."""
     from benchmarks import servers
     rates, failures = collections.defaultdict(list), 0
     with servers.side_by_side(args.workers) as started:
@@ -398,7 +398,10 @@ def side_by_side(args, out=sys.stdout):
                 report(load, verification, out)
                 rates[served.label].append(
                     load.tally.successes / load.seconds)
-                if not verification.ok or load.tally.server_errors:
+                # Upstream answers 5xx under concurrent writes on SQLite
+                # ("database is locked"): only ours is judged.
+                if served.label == 'ours' and (
+                        not verification.ok or load.tally.server_errors):
                     failures += 1
     for label, values in rates.items():
         middle = statistics.median(values)

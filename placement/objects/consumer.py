@@ -84,13 +84,16 @@ def _external_ids_of(ctx, wanted):
     of ``table`` named by ``values``, the missing ones inserted.
 
     The rows that exist are read in one statement for all tables (a
-    write names a project, a user and often a type), unless a table has
-    more values than one statement takes. Names a concurrent writer
+    write names a project, a user and often a type), except on MySQL or
+    when a table has more values than one statement takes. Names a concurrent writer
     inserts at the same time are skipped by the insert
     (``insert_missing``) and found by the second read.
     """
     wanted = [(table, sorted(set(values))) for table, values in wanted]
-    if any(len(values) > batch.SIZE for _table, values in wanted):
+    # MySQL refuses a UNION of columns whose collations it cannot
+    # reconcile, which tables created by other schema versions may have.
+    if (ctx.conn.dialect.name == 'mysql'
+            or any(len(values) > batch.SIZE for _table, values in wanted)):
         found = [_read_ids(ctx, table, values) for table, values in wanted]
     else:
         found = [{} for _ in wanted]

@@ -102,19 +102,36 @@ def _request_classes(writes):
         for rc in resources))
 
 
+# Statements of every write are built once, with IN lists bound at
+# execution: building a statement costs more than running it.
+
+_CONSUMER_IDS = sa.bindparam('consumers', expanding=True)
+_HELD = (_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
+         _ALLOC.c.resource_class_id, _ALLOC.c.used)
+_CURRENT = sa.select(*_HELD).where(_ALLOC.c.consumer_id.in_(_CONSUMER_IDS))
+_DELETE = sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(_CONSUMER_IDS))
+_DELETE_RETURNING = _DELETE.returning(*_HELD)
+_INSERT = sa.insert(_ALLOC)
+
+
 def _current_rows(ctx, consumer_uuids):
     """Existing allocations of the given consumers."""
-    return batch.select_in(
-        ctx.conn,
-        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
-                  _ALLOC.c.resource_class_id, _ALLOC.c.used),
-        _ALLOC.c.consumer_id, consumer_uuids)
+    rows = []
+    for chunk in batch.chunks(consumer_uuids):
+        rows.extend(ctx.conn.execute(_CURRENT, {'consumers': chunk}).all())
+    return rows
 
 
 _USED = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
          .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
                 _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
          .scalar_subquery().label('allocated'))
+_INVENTORIES = (
+    sa.select(_INV, _USED)
+    .where(_INV.c.resource_provider_id.in_(
+        sa.bindparam('providers', expanding=True)),
+        _INV.c.resource_class_id.in_(
+            sa.bindparam('classes', expanding=True))))
 
 
 def _inventories(ctx, rp_ids, rc_ids):
@@ -122,10 +139,8 @@ def _inventories(ctx, rp_ids, rc_ids):
     allocated}) of the given pairs that have an inventory, in one round
     trip: usage matters only where there is an inventory to check."""
     inventories, used = {}, {}
-    for row in ctx.conn.execute(
-            sa.select(_INV, _USED)
-            .where(_INV.c.resource_provider_id.in_(rp_ids),
-                   _INV.c.resource_class_id.in_(rc_ids))):
+    for row in ctx.conn.execute(_INVENTORIES, {'providers': rp_ids,
+                                               'classes': rc_ids}):
         pair = (row.resource_provider_id, row.resource_class_id)
         inventories[pair], used[pair] = row, int(row.allocated)
     return inventories, used
@@ -250,7 +265,7 @@ def replace(ctx, writes, rp_ids=None):
             {rp: uuid for uuid, rp in rp_ids.items()},
             {rc: name for name, rc in rc_ids.items()}, replaced)
         now = db_api.utcnow()
-        ctx.conn.execute(sa.insert(_ALLOC), [
+        ctx.conn.execute(_INSERT, [
             {'resource_provider_id': rp, 'resource_class_id': rc,
              'used': amount, 'consumer_id': consumer_uuid,
              'created_at': now}
@@ -278,13 +293,11 @@ def _delete_rows(ctx, consumer_uuids, returning):
     return them as ``_current_rows`` does."""
     rows = []
     for chunk in batch.chunks(consumer_uuids):
-        stmt = sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(chunk))
         if returning:
-            rows.extend(ctx.conn.execute(stmt.returning(
-                _ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
-                _ALLOC.c.resource_class_id, _ALLOC.c.used)).all())
+            rows.extend(ctx.conn.execute(
+                _DELETE_RETURNING, {'consumers': chunk}).all())
         else:
-            ctx.conn.execute(stmt)
+            ctx.conn.execute(_DELETE, {'consumers': chunk})
     return rows
 
 

@@ -13,6 +13,7 @@ statements per consumer.
 
 import collections
 import dataclasses
+import functools
 import typing
 
 import sqlalchemy as sa
@@ -63,9 +64,13 @@ def _read(ctx, column, others, values, every=False):
     ``every`` (each value is known to exist), the values left unmatched
     are read one by one, as each would be alone.
     """
+    select = _selecting(column.table.name, column.name,
+                        tuple(other.name for other in others))
+    found = {}
+    for chunk in batch.chunks(values):
+        found.update((row[0], tuple(row[1:])) for row in ctx.conn.execute(
+            select, {'values': chunk}))
     select = sa.select(column, *others)
-    found = {row[0]: tuple(row[1:])
-             for row in batch.select_in(ctx.conn, select, column, values)}
     if every or not found.keys() <= set(values):
         for value in values:
             if value not in found:
@@ -73,6 +78,16 @@ def _read(ctx, column, others, values, every=False):
                 if row is not None:
                     found[value] = tuple(row[1:])
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _selecting(table, column, others):
+    """SELECT column, *others FROM table WHERE column IN (the bound
+    ``values``), by names, built once: building a statement costs more
+    than running it."""
+    table = tables.metadata.tables[table]
+    return sa.select(table.c[column], *(table.c[o] for o in others)).where(
+        table.c[column].in_(sa.bindparam('values', expanding=True)))
 
 
 def _name_column(table):
@@ -97,15 +112,15 @@ def _external_ids_of(ctx, wanted):
         found = [_read_ids(ctx, table, values) for table, values in wanted]
     else:
         found = [{} for _ in wanted]
-        selects = [
-            sa.select(sa.literal(kind).label('kind'),
-                      _name_column(table).label('value'), table.c.id)
-            .where(_name_column(table).in_(values))
-            for kind, (table, values) in enumerate(wanted) if values]
-        if selects:
-            for kind, value, id_ in ctx.conn.execute(
-                    sa.union_all(*selects)):
-                found[kind][value] = id_
+        asked = [kind for kind, (_table, values) in enumerate(wanted)
+                 if values]
+        if asked:
+            stmt = _names_union(tuple(wanted[kind][0].name
+                                      for kind in asked))
+            params = {'values%d' % position: wanted[kind][1]
+                      for position, kind in enumerate(asked)}
+            for position, value, id_ in ctx.conn.execute(stmt, params):
+                found[asked[position]][value] = id_
         for kind, (table, values) in enumerate(wanted):
             if not found[kind].keys() <= set(values):
                 # A row spelled differently matched: see ``_read``.
@@ -121,6 +136,23 @@ def _external_ids_of(ctx, wanted):
                     for value in chunk])
             ids.update(_read_ids(ctx, table, missing, every=True))
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _names_union(table_names):
+    """(position, value, id) of the rows of each table named (position
+    in ``table_names``) whose name is in the bound ``values<position>``,
+    in one UNION ALL statement, built once per set of tables."""
+    selects = []
+    for position, name in enumerate(table_names):
+        table = tables.metadata.tables[name]
+        column = _name_column(table)
+        selects.append(
+            sa.select(sa.literal(position).label('kind'),
+                      column.label('value'), table.c.id)
+            .where(column.in_(sa.bindparam('values%d' % position,
+                                           expanding=True))))
+    return sa.union_all(*selects)
 
 
 def _read_ids(ctx, table, values, every=False):
@@ -148,6 +180,13 @@ def _insert_one(ctx, row):
     return True
 
 
+@functools.lru_cache(maxsize=None)
+def _skipping_insert(dialect):
+    return (_SKIPPING_INSERTS[dialect](_CONSUMERS).on_conflict_do_nothing()
+            .returning(_CONSUMERS.c.uuid, _CONSUMERS.c.id,
+                       _CONSUMERS.c.generation))
+
+
 def _insert(ctx, rows):
     """Create the consumer records ``rows`` (in uuid order, so concurrent
     writers creating the same ones wait for each other instead of
@@ -162,10 +201,7 @@ def _insert(ctx, rows):
     """
     rows = sorted(rows, key=lambda row: row['uuid'])
     if ctx.conn.dialect.name in _SKIPPING_INSERTS:
-        stmt = (_SKIPPING_INSERTS[ctx.conn.dialect.name](_CONSUMERS)
-                .on_conflict_do_nothing()
-                .returning(_CONSUMERS.c.uuid, _CONSUMERS.c.id,
-                           _CONSUMERS.c.generation))
+        stmt = _skipping_insert(ctx.conn.dialect.name)
         returned = {}
         for chunk in batch.chunks(rows):
             returned.update(
@@ -268,6 +304,24 @@ def prepare_all(ctx, requests):
     return consumers
 
 
+def _bump_statement(with_type):
+    values = {'project_id': sa.bindparam('new_project'),
+              'user_id': sa.bindparam('new_user'),
+              'generation': sa.bindparam('new_generation'),
+              'updated_at': sa.bindparam('now')}
+    if with_type:
+        values['consumer_type_id'] = sa.bindparam('new_type')
+    return (sa.update(_CONSUMERS)
+            .where(_CONSUMERS.c.id.in_(sa.bindparam('ids', expanding=True)),
+                   _CONSUMERS.c.generation == sa.bindparam('expected'))
+            .values(values))
+
+
+#: The compare-and-set of ``bump_all``, leaving the type alone (False)
+#: or setting it (True).
+_BUMP = {False: _bump_statement(False), True: _bump_statement(True)}
+
+
 def bump_all(ctx, consumers):
     """Store each consumer's project/user/type and compare-and-set its
     generation, one statement per chunk of consumers sharing those values;
@@ -281,15 +335,13 @@ def bump_all(ctx, consumers):
     # locks in the same order.
     for (project_id, user_id, type_id, generation), ids in sorted(
             groups.items(), key=lambda item: min(item[1])):
-        values = {'project_id': project_id, 'user_id': user_id,
-                  'generation': generation + 1, 'updated_at': now}
+        params = {'new_project': project_id, 'new_user': user_id,
+                  'expected': generation, 'new_generation': generation + 1,
+                  'now': now}
         if type_id is not UNCHANGED:
-            values['consumer_type_id'] = type_id
+            params['new_type'] = type_id
+        stmt = _BUMP[type_id is not UNCHANGED]
         for chunk in batch.chunks(sorted(set(ids))):
-            result = ctx.conn.execute(
-                sa.update(_CONSUMERS)
-                .where(_CONSUMERS.c.id.in_(chunk),
-                       _CONSUMERS.c.generation == generation)
-                .values(values))
+            result = ctx.conn.execute(stmt, dict(params, ids=chunk))
             if result.rowcount != len(chunk):
                 raise exception.ConsumerGenerationConflict()

@@ -205,8 +205,7 @@ def replace_all(ctx, provider, records, generation=None, min_capacity=None):
     for name, record in records.items():
         check_capacity(provider.uuid, name, record, min_capacity)
     existing = dict(ctx.conn.execute(
-        sa.select(_INV.c.resource_class_id, _INV.c.id)
-        .where(_INV.c.resource_provider_id == provider.id)).all())
+        _EXISTING, {'provider': provider.id}).all())
     dropped = set(existing) - set(ids.values())
     in_use = _classes_in_use(ctx, provider.id, dropped)
     if in_use:
@@ -229,6 +228,8 @@ def replace_all(ctx, provider, records, generation=None, min_capacity=None):
     return rp_obj.increment_generation(ctx, provider.id, current)
 
 
+_EXISTING = (sa.select(_INV.c.resource_class_id, _INV.c.id)
+             .where(_INV.c.resource_provider_id == sa.bindparam('provider')))
 #: One inventory row's record replaced by id; executed once for all the
 #: rows a PUT replaces (bound parameters named apart from the columns).
 _UPDATE_BY_ID = (

@@ -70,11 +70,11 @@ def _read(ctx, column, others, values, every=False):
     for chunk in batch.chunks(values):
         found.update((row[0], tuple(row[1:])) for row in ctx.conn.execute(
             select, {'values': chunk}))
-    select = sa.select(column, *others)
     if every or not found.keys() <= set(values):
+        one = sa.select(column, *others)
         for value in values:
             if value not in found:
-                row = ctx.conn.execute(select.where(column == value)).first()
+                row = ctx.conn.execute(one.where(column == value)).first()
                 if row is not None:
                     found[value] = tuple(row[1:])
     return found
@@ -100,9 +100,9 @@ def _external_ids_of(ctx, wanted):
 
     The rows that exist are read in one statement for all tables (a
     write names a project, a user and often a type), except on MySQL or
-    when a table has more values than one statement takes. Names a concurrent writer
-    inserts at the same time are skipped by the insert
-    (``insert_missing``) and found by the second read.
+    when a table has more values than one statement takes. Names a
+    concurrent writer inserts at the same time are skipped by the
+    insert (``insert_missing``) and found by the second read.
     """
     wanted = [(table, sorted(set(values))) for table, values in wanted]
     # MySQL refuses a UNION of columns whose collations it cannot

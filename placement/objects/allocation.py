@@ -102,19 +102,36 @@ def _request_classes(writes):
         for rc in resources))
 
 
+# Statements of every write are built once, with IN lists bound at
+# execution: building a statement costs more than running it.
+
+_CONSUMER_IDS = sa.bindparam('consumers', expanding=True)
+_HELD = (_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
+         _ALLOC.c.resource_class_id, _ALLOC.c.used)
+_CURRENT = sa.select(*_HELD).where(_ALLOC.c.consumer_id.in_(_CONSUMER_IDS))
+_DELETE = sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(_CONSUMER_IDS))
+_DELETE_RETURNING = _DELETE.returning(*_HELD)
+_INSERT = sa.insert(_ALLOC)
+
+
 def _current_rows(ctx, consumer_uuids):
     """Existing allocations of the given consumers."""
-    return batch.select_in(
-        ctx.conn,
-        sa.select(_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
-                  _ALLOC.c.resource_class_id, _ALLOC.c.used),
-        _ALLOC.c.consumer_id, consumer_uuids)
+    rows = []
+    for chunk in batch.chunks(consumer_uuids):
+        rows.extend(ctx.conn.execute(_CURRENT, {'consumers': chunk}).all())
+    return rows
 
 
 _USED = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
          .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
                 _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
          .scalar_subquery().label('allocated'))
+_INVENTORIES = (
+    sa.select(_INV, _USED)
+    .where(_INV.c.resource_provider_id.in_(
+        sa.bindparam('providers', expanding=True)),
+        _INV.c.resource_class_id.in_(
+            sa.bindparam('classes', expanding=True))))
 
 
 def _inventories(ctx, rp_ids, rc_ids):
@@ -122,10 +139,8 @@ def _inventories(ctx, rp_ids, rc_ids):
     allocated}) of the given pairs that have an inventory, in one round
     trip: usage matters only where there is an inventory to check."""
     inventories, used = {}, {}
-    for row in ctx.conn.execute(
-            sa.select(_INV, _USED)
-            .where(_INV.c.resource_provider_id.in_(rp_ids),
-                   _INV.c.resource_class_id.in_(rc_ids))):
+    for row in ctx.conn.execute(_INVENTORIES, {'providers': rp_ids,
+                                               'classes': rc_ids}):
         pair = (row.resource_provider_id, row.resource_class_id)
         inventories[pair], used[pair] = row, int(row.allocated)
     return inventories, used
@@ -208,12 +223,17 @@ def replace(ctx, writes, rp_ids=None):
     without them the providers are found and locked in one statement,
     and nothing is written before an unknown one is reported.
     """
-    current = _current_rows(ctx, [w.consumer.uuid for w in writes])
+    # The providers a consumer leaves matter only when its set is
+    # emptied (they are locked and bumped then); otherwise the old rows
+    # are read by the statement that deletes them, where the database
+    # can return what it deleted.
+    read_first = (any(not w.allocations for w in writes)
+                  or not ctx.conn.dialect.delete_returning)
     held = collections.defaultdict(set)
     replaced = collections.Counter()
-    for consumer_uuid, rp, rc, used in current:
-        held[consumer_uuid].add(rp)
-        replaced[rp, rc] += used
+    if read_first:
+        _count_held(_current_rows(ctx, [w.consumer.uuid for w in writes]),
+                    held, replaced)
     touched = [w for w in writes if w.allocations or held[w.consumer.uuid]]
     emptied_held = set()
     for write in touched:
@@ -231,9 +251,10 @@ def replace(ctx, writes, rp_ids=None):
     if generations is None:
         generations = rp_obj.lock(ctx, bumped)
     consumer_obj.bump_all(ctx, [write.consumer for write in touched])
-    for chunk in batch.chunks(w.consumer.uuid for w in touched):
-        ctx.conn.execute(sa.delete(_ALLOC).where(
-            _ALLOC.c.consumer_id.in_(chunk)))
+    deleted = _delete_rows(ctx, [w.consumer.uuid for w in touched],
+                           returning=not read_first)
+    if not read_first:
+        _count_held(deleted, held, replaced)
     new_rows = [(rp_ids[uuid], rc_ids[rc], amount, write.consumer.uuid)
                 for write in touched
                 for uuid, resources in write.allocations.items()
@@ -244,19 +265,40 @@ def replace(ctx, writes, rp_ids=None):
             {rp: uuid for uuid, rp in rp_ids.items()},
             {rc: name for name, rc in rc_ids.items()}, replaced)
         now = db_api.utcnow()
-        ctx.conn.execute(sa.insert(_ALLOC), [
+        ctx.conn.execute(_INSERT, [
             {'resource_provider_id': rp, 'resource_class_id': rc,
              'used': amount, 'consumer_id': consumer_uuid,
              'created_at': now}
             for rp, rc, amount, consumer_uuid in new_rows])
-    for rp in sorted(bumped):
-        if rp not in generations:
-            raise exception.ResourceProviderConcurrentUpdateDetected()
-        rp_obj.increment_generation(ctx, rp, generations[rp])
+    if not bumped <= generations.keys():
+        raise exception.ResourceProviderConcurrentUpdateDetected()
+    rp_obj.increment_generations(
+        ctx, {rp: generations[rp] for rp in bumped})
     emptied = [w.consumer.id for w in touched if not w.allocations]
     for chunk in batch.chunks(emptied):
         ctx.conn.execute(sa.delete(_CONSUMERS).where(
             _CONSUMERS.c.id.in_(chunk)))
+
+
+def _count_held(rows, held, replaced):
+    """Note (consumer, provider, class, used) ``rows`` in ``held``
+    ({consumer: providers}) and ``replaced`` ({(provider, class): used})."""
+    for consumer_uuid, rp, rc, used in rows:
+        held[consumer_uuid].add(rp)
+        replaced[rp, rc] += used
+
+
+def _delete_rows(ctx, consumer_uuids, returning):
+    """Delete the allocations of ``consumer_uuids``; with ``returning``,
+    return them as ``_current_rows`` does."""
+    rows = []
+    for chunk in batch.chunks(consumer_uuids):
+        if returning:
+            rows.extend(ctx.conn.execute(
+                _DELETE_RETURNING, {'consumers': chunk}).all())
+        else:
+            ctx.conn.execute(_DELETE, {'consumers': chunk})
+    return rows
 
 
 def _find_and_lock(ctx, uuids, ids):

@@ -14,6 +14,8 @@ See api-ref/claims.rst.
 
 import collections
 import dataclasses
+import functools
+import heapq
 import logging
 import typing
 
@@ -27,6 +29,8 @@ LOG = logging.getLogger(__name__)
 
 PACK = 'pack'
 SPREAD = 'spread'
+#: The strategies, in the order the API documents them (the request
+#: schema's enum comes from here).
 STRATEGIES = (PACK, SPREAD)
 DEFAULT_STRATEGY = PACK
 
@@ -78,21 +82,25 @@ def claim(ctx, consumer, request, options, strategy=DEFAULT_STRATEGY,
     allocation write does, ResourceClassNotFound/TraitNotFound for
     unknown names in ``request``.
     """
+    if strategy not in STRATEGIES:
+        raise ValueError(strategy)
     return write_one(
         ctx, consumer,
-        lambda: ordered(candidates(ctx, request, options), strategy), tries)
+        lambda refused: best(ctx, request, options, strategy, refused),
+        tries)
 
 
 def write_one(ctx, consumer, search, tries=MAX_TRIES):
-    """Write the first Choice ``search()`` offers. A refused write means
-    the search was behind a concurrent writer (a request may wait for
-    the write lock while many others commit), so the next write follows
-    a new search, skipping the choices already refused; at most
+    """Write the first Choice ``search(refused)`` offers whose ``_key``
+    is not in ``refused`` (the choices already refused; ``search`` may
+    leave them out). A refused write means the search was behind a
+    concurrent writer (a request may wait for the write lock while many
+    others commit), so the next write follows a new search; at most
     ``tries`` writes. Returns Claimed or raises as ``claim``."""
     refused = set()
     for tried in range(1, tries + 1):
-        choice = next((c for c in search() if _key(c) not in refused),
-                      None)
+        choice = next((c for c in search(frozenset(refused))
+                       if _key(c) not in refused), None)
         if choice is None:
             raise exception.NoClaimCandidates()
         try:
@@ -124,8 +132,11 @@ def ordered(choices, strategy):
     order."""
     if strategy not in STRATEGIES:
         raise ValueError(strategy)
-    return sorted(choices, key=lambda choice: (
-        -choice.load if strategy == PACK else choice.load))
+    return sorted(choices, key=lambda choice: _rank(choice.load, strategy))
+
+
+def _rank(load, strategy):
+    return -load if strategy == PACK else load
 
 
 def candidates(ctx, request, options):
@@ -133,42 +144,100 @@ def candidates(ctx, request, options):
     return ac_obj.find(ctx, request, options, present=_choices)
 
 
-def _choices(result):
-    """Choices of an ``allocation_candidate.Result`` (called while the
-    provider index is locked, as ``find`` requires)."""
-    uuid, names = result.uuid, result.class_names
-    placed_sets = []
-    contributing = set()
-    for suffixes, partials in result.candidates:
-        placed = collections.Counter()
-        mappings = {}
-        for suffix, partial in zip(suffixes, partials):
-            mappings[suffix] = [uuid[p] for p in partial.providers]
-            if partial.template is not None:
-                provider = partial.providers[0]
-                for rc, amount in partial.template:
-                    placed[provider, rc] += amount
-            else:
-                for provider, rc, amount in partial.amounts:
-                    placed[provider, rc] += amount
-        contributing.update(provider for provider, _rc in placed)
-        placed_sets.append((placed, mappings))
+def best(ctx, request, options, strategy, refused=frozenset()):
+    """[the first Choice of ``request`` in the order of ``strategy``
+    (as ``ordered`` puts them) whose ``_key`` is not in ``refused``], or
+    [] if there is none."""
+    return ac_obj.find(ctx, request, options, present=functools.partial(
+        _best, strategy=strategy, refused=refused))
+
+
+def _best(result, strategy, refused):
+    """``best`` of an ``allocation_candidate.Result``: candidates are
+    ranked by their load alone (a heap over (rank, engine position)),
+    and only those popped become Choices. A claim writes one candidate
+    of up to thousands, and building a Choice costs far more than its
+    load."""
+    placed = [_placed_pairs(partials)
+              for _suffixes, partials in result.candidates]
+    ratio = _ratios(result, placed)
+    heap = [(_rank(_mean(ratio, pairs), strategy), position)
+            for position, pairs in enumerate(placed)]
+    heapq.heapify(heap)
+    while heap:
+        _rank_, position = heapq.heappop(heap)
+        choice = _choice(result, result.candidates[position], ratio)
+        if _key(choice) not in refused:
+            return [choice]
+    return []
+
+
+def _ratios(result, placed):
+    """{(provider id, class id): used/capacity before the claim} of the
+    pairs in ``placed`` (lists of pairs), from the providers' summaries;
+    1.0 where the provider has no such inventory or none to give."""
     loads = {}
-    for summary in result.summaries(contributing):
+    for summary in result.summaries({provider for pairs in placed
+                                     for provider, _rc in pairs}):
         for name, capacity, used in summary.resources:
             loads[summary.uuid, name] = (
                 used / capacity if capacity > 0 else 1.0)
-    choices = []
-    for placed, mappings in placed_sets:
-        allocations = {}
-        ratios = []
-        for (provider, rc), amount in placed.items():
-            rp_uuid, name = uuid[provider], names[rc]
-            allocations.setdefault(rp_uuid, {})[name] = amount
-            ratios.append(loads.get((rp_uuid, name), 1.0))
-        choices.append(Choice(allocations, mappings,
-                              sum(ratios) / len(ratios) if ratios else 0.0))
-    return choices
+    uuid, names = result.uuid, result.class_names
+    return {pair: loads.get((uuid[pair[0]], names[pair[1]]), 1.0)
+            for pair in {pair for pairs in placed for pair in pairs}}
+
+
+def _mean(ratio, pairs):
+    """The mean ratio of ``pairs``, summed in their order (0.0 for
+    none), as a Choice's ``load``."""
+    if not pairs:
+        return 0.0
+    return sum(map(ratio.__getitem__, pairs)) / len(pairs)
+
+
+def _placed_pairs(partials):
+    """The (provider, class) pairs ``partials`` place amounts on, in the
+    order they first appear."""
+    pairs = {}
+    for partial in partials:
+        if partial.template is not None:
+            provider = partial.providers[0]
+            for rc, _amount in partial.template:
+                pairs[provider, rc] = None
+        else:
+            for provider, rc, _amount in partial.amounts:
+                pairs[provider, rc] = None
+    return list(pairs)
+
+
+def _choice(result, candidate, ratio):
+    """The Choice of one ``(suffixes, partials)`` candidate."""
+    uuid, names = result.uuid, result.class_names
+    suffixes, partials = candidate
+    placed = collections.Counter()
+    mappings = {}
+    for suffix, partial in zip(suffixes, partials):
+        mappings[suffix] = [uuid[p] for p in partial.providers]
+        if partial.template is not None:
+            provider = partial.providers[0]
+            for rc, amount in partial.template:
+                placed[provider, rc] += amount
+        else:
+            for provider, rc, amount in partial.amounts:
+                placed[provider, rc] += amount
+    allocations = {}
+    for (provider, rc), amount in placed.items():
+        allocations.setdefault(uuid[provider], {})[names[rc]] = amount
+    return Choice(allocations, mappings, _mean(ratio, list(placed)))
+
+
+def _choices(result):
+    """Choices of an ``allocation_candidate.Result`` (called while the
+    provider index is locked, as ``find`` requires), in its order."""
+    candidates = result.candidates
+    ratio = _ratios(result, [_placed_pairs(partials)
+                             for _suffixes, partials in candidates])
+    return [_choice(result, candidate, ratio) for candidate in candidates]
 
 
 @db_api.writer

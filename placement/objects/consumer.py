@@ -13,9 +13,12 @@ statements per consumer.
 
 import collections
 import dataclasses
+import functools
 import typing
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
@@ -24,6 +27,10 @@ from placement.db import tables
 from placement import exception
 
 _CONSUMERS = tables.consumers
+
+#: Dialects whose INSERT can skip rows that conflict on a unique key
+#: and return those it inserted, with the insert construct doing so.
+_SKIPPING_INSERTS = {'sqlite': sqlite.insert, 'postgresql': postgresql.insert}
 
 #: ``generation`` value meaning "do not check" (writes below 1.28).
 UNCHECKED = object()
@@ -57,36 +64,101 @@ def _read(ctx, column, others, values, every=False):
     ``every`` (each value is known to exist), the values left unmatched
     are read one by one, as each would be alone.
     """
-    select = sa.select(column, *others)
-    found = {row[0]: tuple(row[1:])
-             for row in batch.select_in(ctx.conn, select, column, values)}
+    select = _selecting(column.table.name, column.name,
+                        tuple(other.name for other in others))
+    found = {}
+    for chunk in batch.chunks(values):
+        found.update((row[0], tuple(row[1:])) for row in ctx.conn.execute(
+            select, {'values': chunk}))
     if every or not found.keys() <= set(values):
+        one = sa.select(column, *others)
         for value in values:
             if value not in found:
-                row = ctx.conn.execute(select.where(column == value)).first()
+                row = ctx.conn.execute(one.where(column == value)).first()
                 if row is not None:
                     found[value] = tuple(row[1:])
     return found
 
 
-def _external_ids(ctx, table, values):
-    """{value: id} of the rows of ``table`` named by ``values``, the
-    missing ones inserted.
+@functools.lru_cache(maxsize=None)
+def _selecting(table, column, others):
+    """SELECT column, *others FROM table WHERE column IN (the bound
+    ``values``), by names, built once: building a statement costs more
+    than running it."""
+    table = tables.metadata.tables[table]
+    return sa.select(table.c[column], *(table.c[o] for o in others)).where(
+        table.c[column].in_(sa.bindparam('values', expanding=True)))
 
-    Names a concurrent writer inserts at the same time are skipped by the
+
+def _name_column(table):
+    return table.c.name if 'name' in table.c else table.c.external_id
+
+
+def _external_ids_of(ctx, wanted):
+    """[{value: id}] for each ``(table, values)`` of ``wanted``: the rows
+    of ``table`` named by ``values``, the missing ones inserted.
+
+    The rows that exist are read in one statement for all tables (a
+    write names a project, a user and often a type), except on MySQL or
+    when a table has more values than one statement takes. Names a
+    concurrent writer inserts at the same time are skipped by the
     insert (``insert_missing``) and found by the second read.
     """
-    column = table.c.name if 'name' in table.c else table.c.external_id
-    values = sorted(set(values))
-    found = _read(ctx, column, [table.c.id], values)
-    missing = [value for value in values if value not in found]
-    if missing:
-        now = db_api.utcnow()
-        for chunk in batch.chunks(missing):
-            db_api.insert_missing(ctx.conn, table, [
-                {column.name: value, 'created_at': now} for value in chunk])
-        found.update(_read(ctx, column, [table.c.id], missing, every=True))
-    return {value: row[0] for value, row in found.items()}
+    wanted = [(table, sorted(set(values))) for table, values in wanted]
+    # MySQL refuses a UNION of columns whose collations it cannot
+    # reconcile, which tables created by other schema versions may have.
+    if (ctx.conn.dialect.name == 'mysql'
+            or any(len(values) > batch.SIZE for _table, values in wanted)):
+        found = [_read_ids(ctx, table, values) for table, values in wanted]
+    else:
+        found = [{} for _ in wanted]
+        asked = [kind for kind, (_table, values) in enumerate(wanted)
+                 if values]
+        if asked:
+            stmt = _names_union(tuple(wanted[kind][0].name
+                                      for kind in asked))
+            params = {'values%d' % position: wanted[kind][1]
+                      for position, kind in enumerate(asked)}
+            for position, value, id_ in ctx.conn.execute(stmt, params):
+                found[asked[position]][value] = id_
+        for kind, (table, values) in enumerate(wanted):
+            if not found[kind].keys() <= set(values):
+                # A row spelled differently matched: see ``_read``.
+                found[kind] = _read_ids(ctx, table, values)
+    for (table, values), ids in zip(wanted, found):
+        missing = [value for value in values if value not in ids]
+        if missing:
+            column = _name_column(table)
+            now = db_api.utcnow()
+            for chunk in batch.chunks(missing):
+                db_api.insert_missing(ctx.conn, table, [
+                    {column.name: value, 'created_at': now}
+                    for value in chunk])
+            ids.update(_read_ids(ctx, table, missing, every=True))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _names_union(table_names):
+    """(position, value, id) of the rows of each table named (position
+    in ``table_names``) whose name is in the bound ``values<position>``,
+    in one UNION ALL statement, built once per set of tables."""
+    selects = []
+    for position, name in enumerate(table_names):
+        table = tables.metadata.tables[name]
+        column = _name_column(table)
+        selects.append(
+            sa.select(sa.literal(position).label('kind'),
+                      column.label('value'), table.c.id)
+            .where(column.in_(sa.bindparam('values%d' % position,
+                                           expanding=True))))
+    return sa.union_all(*selects)
+
+
+def _read_ids(ctx, table, values, every=False):
+    """{value: id} of ``table`` as ``_read`` finds them."""
+    return {value: row[0] for value, row in _read(
+        ctx, _name_column(table), [table.c.id], values, every).items()}
 
 
 def _stored(ctx, uuids, every=False):
@@ -108,17 +180,36 @@ def _insert_one(ctx, row):
     return True
 
 
+@functools.lru_cache(maxsize=None)
+def _skipping_insert(dialect):
+    return (_SKIPPING_INSERTS[dialect](_CONSUMERS).on_conflict_do_nothing()
+            .returning(_CONSUMERS.c.uuid, _CONSUMERS.c.id,
+                       _CONSUMERS.c.generation))
+
+
 def _insert(ctx, rows):
     """Create the consumer records ``rows`` (in uuid order, so concurrent
     writers creating the same ones wait for each other instead of
-    deadlocking); return the uuids this transaction created.
+    deadlocking); return (the uuids this transaction created, {uuid:
+    (id, generation)} of those of them the database returned).
 
-    Each chunk is one multi-row insert. If another request created one of
-    its consumers meanwhile, the chunk is redone row by row, so that the
-    records it created are told apart from the others.
+    Where the database can skip conflicting rows and return the others
+    (SQLite, PostgreSQL), each chunk is one such insert. Elsewhere each
+    chunk is one multi-row insert, redone row by row if another request
+    created one of its consumers meanwhile, so that the records it
+    created are told apart from the others.
     """
+    rows = sorted(rows, key=lambda row: row['uuid'])
+    if ctx.conn.dialect.name in _SKIPPING_INSERTS:
+        stmt = _skipping_insert(ctx.conn.dialect.name)
+        returned = {}
+        for chunk in batch.chunks(rows):
+            returned.update(
+                (uuid, (id_, generation)) for uuid, id_, generation
+                in ctx.conn.execute(stmt, chunk))
+        return set(returned), returned
     created = set()
-    for chunk in batch.chunks(sorted(rows, key=lambda row: row['uuid'])):
+    for chunk in batch.chunks(rows):
         try:
             with ctx.conn.begin_nested():
                 ctx.conn.execute(sa.insert(_CONSUMERS), chunk)
@@ -129,7 +220,7 @@ def _insert(ctx, rows):
                            if _insert_one(ctx, row))
         else:
             created.update(row['uuid'] for row in chunk)
-    return created
+    return created, {}
 
 
 def _check_generation(stored, given):
@@ -166,12 +257,11 @@ def prepare_all(ctx, requests):
     """
     requests = [dict({'generation': UNCHECKED, 'consumer_type': UNCHANGED},
                      **request) for request in requests]
-    projects = _external_ids(ctx, tables.projects,
-                             [r['project'] for r in requests])
-    users = _external_ids(ctx, tables.users, [r['user'] for r in requests])
-    types = _external_ids(ctx, tables.consumer_types, [
-        r['consumer_type'] for r in requests
-        if r['consumer_type'] is not UNCHANGED])
+    projects, users, types = _external_ids_of(ctx, [
+        (tables.projects, [r['project'] for r in requests]),
+        (tables.users, [r['user'] for r in requests]),
+        (tables.consumer_types, [r['consumer_type'] for r in requests
+                                 if r['consumer_type'] is not UNCHANGED])])
     uuids = list(dict.fromkeys(r['uuid'] for r in requests))
     stored = _stored(ctx, uuids)
     for request in requests:
@@ -190,9 +280,11 @@ def prepare_all(ctx, requests):
             'consumer_type_id': (None if type_id is UNCHANGED
                                  else types[type_id]),
             'generation': 0, 'created_at': db_api.utcnow()}
-    created = _insert(ctx, new.values()) if new else set()
-    if new:
-        stored.update(_stored(ctx, list(new), every=True))
+    created, returned = _insert(ctx, new.values()) if new else (set(), {})
+    stored.update(returned)
+    unread = [uuid for uuid in new if uuid not in returned]
+    if unread:
+        stored.update(_stored(ctx, unread, every=True))
     consumers = []
     for request in requests:
         uuid = request['uuid']
@@ -212,6 +304,24 @@ def prepare_all(ctx, requests):
     return consumers
 
 
+def _bump_statement(with_type):
+    values = {'project_id': sa.bindparam('new_project'),
+              'user_id': sa.bindparam('new_user'),
+              'generation': sa.bindparam('new_generation'),
+              'updated_at': sa.bindparam('now')}
+    if with_type:
+        values['consumer_type_id'] = sa.bindparam('new_type')
+    return (sa.update(_CONSUMERS)
+            .where(_CONSUMERS.c.id.in_(sa.bindparam('ids', expanding=True)),
+                   _CONSUMERS.c.generation == sa.bindparam('expected'))
+            .values(values))
+
+
+#: The compare-and-set of ``bump_all``, leaving the type alone (False)
+#: or setting it (True).
+_BUMP = {False: _bump_statement(False), True: _bump_statement(True)}
+
+
 def bump_all(ctx, consumers):
     """Store each consumer's project/user/type and compare-and-set its
     generation, one statement per chunk of consumers sharing those values;
@@ -225,15 +335,13 @@ def bump_all(ctx, consumers):
     # locks in the same order.
     for (project_id, user_id, type_id, generation), ids in sorted(
             groups.items(), key=lambda item: min(item[1])):
-        values = {'project_id': project_id, 'user_id': user_id,
-                  'generation': generation + 1, 'updated_at': now}
+        params = {'new_project': project_id, 'new_user': user_id,
+                  'expected': generation, 'new_generation': generation + 1,
+                  'now': now}
         if type_id is not UNCHANGED:
-            values['consumer_type_id'] = type_id
+            params['new_type'] = type_id
+        stmt = _BUMP[type_id is not UNCHANGED]
         for chunk in batch.chunks(sorted(set(ids))):
-            result = ctx.conn.execute(
-                sa.update(_CONSUMERS)
-                .where(_CONSUMERS.c.id.in_(chunk),
-                       _CONSUMERS.c.generation == generation)
-                .values(values))
+            result = ctx.conn.execute(stmt, dict(params, ids=chunk))
             if result.rowcount != len(chunk):
                 raise exception.ConsumerGenerationConflict()

@@ -205,8 +205,7 @@ def replace_all(ctx, provider, records, generation=None, min_capacity=None):
     for name, record in records.items():
         check_capacity(provider.uuid, name, record, min_capacity)
     existing = dict(ctx.conn.execute(
-        sa.select(_INV.c.resource_class_id, _INV.c.id)
-        .where(_INV.c.resource_provider_id == provider.id)).all())
+        _EXISTING, {'provider': provider.id}).all())
     dropped = set(existing) - set(ids.values())
     in_use = _classes_in_use(ctx, provider.id, dropped)
     if in_use:
@@ -215,16 +214,28 @@ def replace_all(ctx, provider, records, generation=None, min_capacity=None):
         ctx.conn.execute(sa.delete(_INV).where(
             _INV.c.id.in_([existing[c] for c in dropped])))
     now = db_api.utcnow()
-    for name, record in records.items():
-        if ids[name] in existing:
-            ctx.conn.execute(
-                sa.update(_INV).where(_INV.c.id == existing[ids[name]])
-                .values(dict(record, updated_at=now)))
-        else:
-            ctx.conn.execute(sa.insert(_INV).values(
-                dict(record, resource_provider_id=provider.id,
-                     resource_class_id=ids[name], created_at=now)))
+    updated = [{'row_id': existing[ids[name]], 'now': now,
+                **{'new_' + field: record[field] for field in FIELDS}}
+               for name, record in records.items() if ids[name] in existing]
+    if updated:
+        ctx.conn.execute(_UPDATE_BY_ID, updated)
+    created = [dict(record, resource_provider_id=provider.id,
+                    resource_class_id=ids[name], created_at=now)
+               for name, record in records.items()
+               if ids[name] not in existing]
+    if created:
+        ctx.conn.execute(sa.insert(_INV), created)
     return rp_obj.increment_generation(ctx, provider.id, current)
+
+
+_EXISTING = (sa.select(_INV.c.resource_class_id, _INV.c.id)
+             .where(_INV.c.resource_provider_id == sa.bindparam('provider')))
+#: One inventory row's record replaced by id; executed once for all the
+#: rows a PUT replaces (bound parameters named apart from the columns).
+_UPDATE_BY_ID = (
+    sa.update(_INV).where(_INV.c.id == sa.bindparam('row_id'))
+    .values(updated_at=sa.bindparam('now'),
+            **{field: sa.bindparam('new_' + field) for field in FIELDS}))
 
 
 @db_api.writer

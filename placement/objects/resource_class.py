@@ -16,6 +16,7 @@ _RC = tables.resource_classes
 
 #: Standard class names in id order (the position is the id).
 STANDARD = tuple(os_resource_classes.STANDARDS)
+_STANDARD_IDS = {name: rc_id for rc_id, name in enumerate(STANDARD)}
 #: Ids from here on are custom classes.
 CUSTOM_MIN_ID = 10000
 #: Attempts at allocating a custom class id before giving up.
@@ -60,10 +61,15 @@ def ids_by_name(ctx, names):
     The first unknown name (in the order given) is reported.
     """
     names = list(names)
-    rows = ctx.conn.execute(
-        sa.select(_RC.c.name, _RC.c.id)
-        .where(_RC.c.name.in_({n for n in names if db_api.storable(n)})))
-    found = dict(rows.all())
+    # Standard classes have fixed ids, synchronised at every start and
+    # never renamed or deleted: only custom ones need the database.
+    found = {name: _STANDARD_IDS[name] for name in names
+             if name in _STANDARD_IDS}
+    custom = {n for n in names if n not in found and db_api.storable(n)}
+    if custom:
+        found.update(ctx.conn.execute(
+            sa.select(_RC.c.name, _RC.c.id).where(_RC.c.name.in_(custom)))
+            .all())
     for name in names:
         if name not in found:
             raise exception.ResourceClassNotFound(name=name)

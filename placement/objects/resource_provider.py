@@ -8,6 +8,7 @@ here records the providers it changes in the change log
 
 import dataclasses
 import datetime
+import functools
 import typing
 
 import sqlalchemy as sa
@@ -87,6 +88,33 @@ def get_by_uuid(ctx, uuid):
 
 # -- generations and locks --------------------------------------------------
 
+_IDS = sa.bindparam('ids', expanding=True)
+_UUIDS = sa.bindparam('uuids', expanding=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _lock_statement(dialect, by_uuid, by_id, with_uuid):
+    """The locking read of providers by uuid and/or id (the bound
+    ``uuids``/``ids`` lists) of (id, [uuid,] generation), built once per
+    shape: a write runs it
+    every time, and building a statement costs more than running it.
+    Only the terms in use: an empty IN in an OR can keep the database
+    from using either index."""
+    terms = []
+    if by_uuid:
+        terms.append(_RP.c.uuid.in_(_UUIDS))
+    if by_id:
+        terms.append(_RP.c.id.in_(_IDS))
+    columns = [_RP.c.id, _RP.c.generation]
+    if with_uuid:
+        columns.insert(1, _RP.c.uuid)
+    stmt = (sa.select(*columns).where(sa.or_(*terms))
+            .order_by(_RP.c.id))
+    if dialect != 'sqlite':
+        stmt = stmt.with_for_update()
+    return stmt
+
+
 def lock(ctx, provider_ids):
     """Lock provider rows (id order, so writers never deadlock).
 
@@ -95,12 +123,9 @@ def lock(ctx, provider_ids):
     """
     if not provider_ids:
         return {}
-    stmt = (sa.select(_RP.c.id, _RP.c.generation)
-            .where(_RP.c.id.in_(sorted(set(provider_ids))))
-            .order_by(_RP.c.id))
-    if ctx.conn.dialect.name != 'sqlite':
-        stmt = stmt.with_for_update()
-    return dict(ctx.conn.execute(stmt).all())
+    return dict(ctx.conn.execute(
+        _lock_statement(ctx.conn.dialect.name, False, True, False),
+        {'ids': sorted(set(provider_ids))}).all())
 
 
 def lock_uuids_and_ids(ctx, uuids, ids):
@@ -108,18 +133,23 @@ def lock_uuids_and_ids(ctx, uuids, ids):
     one statement: [(id, uuid, generation)] of those that exist."""
     if not uuids and not ids:
         return []
-    # Only the terms in use: an empty IN in an OR can keep the database
-    # from using either index.
-    terms = []
+    params = {}
     if uuids:
-        terms.append(_RP.c.uuid.in_(sorted(set(uuids))))
+        params['uuids'] = sorted(set(uuids))
     if ids:
-        terms.append(_RP.c.id.in_(sorted(set(ids))))
-    stmt = (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)
-            .where(sa.or_(*terms)).order_by(_RP.c.id))
-    if ctx.conn.dialect.name != 'sqlite':
-        stmt = stmt.with_for_update()
-    return ctx.conn.execute(stmt).all()
+        params['ids'] = sorted(set(ids))
+    return ctx.conn.execute(
+        _lock_statement(ctx.conn.dialect.name, bool(uuids), bool(ids),
+                        True),
+        params).all()
+
+
+_INCREMENT = (
+    sa.update(_RP)
+    .where(_RP.c.id == sa.bindparam('provider'),
+           _RP.c.generation == sa.bindparam('expected'))
+    .values(generation=sa.bindparam('new_generation'),
+            updated_at=sa.bindparam('now')))
 
 
 def increment_generation(ctx, provider_id, expected):
@@ -128,13 +158,32 @@ def increment_generation(ctx, provider_id, expected):
     Raises ResourceProviderConcurrentUpdateDetected if another writer
     changed it since it was read. Returns the new generation.
     """
-    result = ctx.conn.execute(
-        sa.update(_RP)
-        .where(_RP.c.id == provider_id, _RP.c.generation == expected)
-        .values(generation=expected + 1, updated_at=db_api.utcnow()))
+    result = ctx.conn.execute(_INCREMENT, {
+        'provider': provider_id, 'expected': expected,
+        'new_generation': expected + 1, 'now': db_api.utcnow()})
     if result.rowcount != 1:
         raise exception.ResourceProviderConcurrentUpdateDetected()
     return expected + 1
+
+
+def increment_generations(ctx, expected):
+    """``increment_generation`` of every provider of ``expected`` ({id:
+    generation read under its lock}) in one statement: a write that
+    bumps many providers makes one round trip, not one per provider."""
+    if len(expected) == 1:
+        [(provider_id, generation)] = expected.items()
+        increment_generation(ctx, provider_id, generation)
+        return
+    if not expected:
+        return
+    result = ctx.conn.execute(
+        sa.update(_RP)
+        .where(_RP.c.id.in_(sorted(expected)),
+               _RP.c.generation == sa.case(expected, value=_RP.c.id))
+        .values(generation=_RP.c.generation + 1,
+                updated_at=db_api.utcnow()))
+    if result.rowcount != len(expected):
+        raise exception.ResourceProviderConcurrentUpdateDetected()
 
 
 # -- create ---------------------------------------------------------------

@@ -2,11 +2,13 @@
 validates and the body it answers, for the OpenAPI document and the
 tests."""
 
+from placement.objects import claim as claim_obj
 from placement.schemas import allocation
 from placement.schemas import allocation_candidate
 from placement.schemas import common
 
-STRATEGIES = ['pack', 'spread']
+#: Defined once, by the claims that apply them.
+STRATEGIES = list(claim_obj.STRATEGIES)
 
 #: The body, from 1.38: the consumer as PUT /allocations/{consumer}
 #: describes it, the query string of GET /allocation_candidates and how

@@ -211,9 +211,10 @@ def test_claim_outcomes_count_each_candidate_written(app):
     before = {name: outcome(name) for name in metrics.OUTCOMES}
     consumer = {'uuid': str(uuid.uuid4()), 'project': 'p', 'user': 'u',
                 'generation': None, 'consumer_type': 'INSTANCE'}
-    assert claim_obj.write_one(ctx, consumer, answers.__next__).tries == 2
+    assert claim_obj.write_one(
+        ctx, consumer, lambda _refused: next(answers)).tries == 2
     with pytest.raises(exception.ConsumerGenerationMismatch):
-        claim_obj.write_one(ctx, consumer, lambda: stale)
+        claim_obj.write_one(ctx, consumer, lambda _refused: stale)
     after = {name: outcome(name) for name in metrics.OUTCOMES}
     assert after['ok'] - before['ok'] == 1
     assert after['capacity_refused'] - before['capacity_refused'] == 1

@@ -66,7 +66,7 @@ def _behind(ctx, stale, always=False):
     writes) first, or always, then searches for real."""
     calls = []
 
-    def search():
+    def search(_refused):
         calls.append(1)
         if always or len(calls) == 1:
             return stale

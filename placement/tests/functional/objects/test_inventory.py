@@ -93,3 +93,46 @@ def test_custom_class_id_retries_are_bounded(ctx, monkeypatch):
     with pytest.raises(exception.MaxDBRetriesExceeded):
         rc_obj.create(ctx, 'CUSTOM_MINE')
     assert 'CUSTOM_MINE' not in {rc.name for rc in rc_obj.list_classes(ctx)}
+
+
+def _statements(ctx, fn, *args):
+    """The statements ``fn(*args)`` sends, whitespace folded."""
+    sent = []
+
+    def seen(_conn, _cursor, statement, *_args):
+        sent.append(' '.join(statement.split()))
+    sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
+    try:
+        fn(*args)
+    finally:
+        sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
+    return sent
+
+
+def test_replaced_records_are_written_by_one_statement(ctx, provider):
+    sent = _statements(ctx, inv_obj.replace_all, ctx, provider, {
+        'VCPU': {'total': 16}, 'MEMORY_MB': {'total': 2048},
+        'DISK_GB': {'total': 100, 'reserved': 5}, 'IPV4_ADDRESS': {
+            'total': 4}})
+    updates = [s for s in sent if s.startswith('UPDATE inventories')]
+    inserts = [s for s in sent if s.startswith('INSERT INTO inventories')]
+    assert (len(updates), len(inserts)) == (1, 1), sent
+    assert {i.resource_class: (i.total, i.reserved)
+            for i in inv_obj.get_all(ctx, provider)} == {
+        'VCPU': (16, 0), 'MEMORY_MB': (2048, 0), 'DISK_GB': (100, 5),
+        'IPV4_ADDRESS': (4, 0)}
+
+
+def test_standard_class_ids_need_no_statement(ctx):
+    rc_obj.create(ctx, 'CUSTOM_GOLD')
+    sent = _statements(ctx, rc_obj.ids_by_name, ctx, ['VCPU', 'DISK_GB'])
+    assert [s for s in sent if 'resource_classes' in s] == []
+    ids = rc_obj.ids_by_name(ctx, ['DISK_GB', 'CUSTOM_GOLD', 'VCPU'])
+    with ctx.db.transaction(write=False) as conn:
+        stored = dict(conn.execute(sa.select(
+            tables.resource_classes.c.name,
+            tables.resource_classes.c.id)).all())
+    assert ids == {name: stored[name] for name in ids}
+    with pytest.raises(exception.ResourceClassNotFound) as caught:
+        rc_obj.ids_by_name(ctx, ['VCPU', 'CUSTOM_NOPE', 'CUSTOM_GOLD'])
+    assert caught.value.kwargs['name'] == 'CUSTOM_NOPE'

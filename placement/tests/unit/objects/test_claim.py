@@ -1,5 +1,7 @@
 """Claims: how candidates become Choices and how strategies order them."""
 
+import random
+
 import pytest
 
 from placement.objects import allocation_candidate as ac_obj
@@ -80,3 +82,54 @@ def test_unknown_strategy():
 
 def test_default_strategy_is_pack():
     assert claim_obj.DEFAULT_STRATEGY == 'pack'
+
+
+def _flat_result(used_by_provider, capacity=8):
+    """One candidate per provider (ids 1..n, one VCPU partial each),
+    with the given VCPU used of ``capacity``."""
+    providers = range(1, len(used_by_provider) + 1)
+    uuid = {p: 'rp%d' % p for p in providers}
+    summaries = {p: provider_index.Summary(
+        uuid[p], (('VCPU', capacity, used),), (), None, uuid[p])
+        for p, used in zip(providers, used_by_provider)}
+    candidates = [(('',), (search.Partial((p,), template=((VCPU, 1),)),))
+                  for p in providers]
+    return ac_obj.Result(candidates, uuid, NAMES, lambda wanted: [
+        summaries[p] for p in sorted(wanted)])
+
+
+@pytest.mark.parametrize('strategy', claim_obj.STRATEGIES)
+@pytest.mark.parametrize('seed', range(20))
+def test_best_is_the_first_of_ordered_not_refused(strategy, seed):
+    """The heap picks what sorting every Choice picked, ties included
+    (few distinct loads make many ties), skipping refused choices."""
+    rng = random.Random(seed)
+    result = _flat_result([rng.randint(0, 4) for _ in range(40)])
+    everything = claim_obj.ordered(claim_obj._choices(result), strategy)
+    refused = {claim_obj._key(c) for c in everything[:rng.randint(0, 5)]}
+    expected = [c for c in everything if claim_obj._key(c) not in refused]
+    assert claim_obj._best(result, strategy, refused) == expected[:1]
+
+
+def test_best_of_all_refused_is_nothing():
+    result = _flat_result([1, 2])
+    refused = {claim_obj._key(c) for c in claim_obj._choices(result)}
+    assert claim_obj._best(result, 'pack', refused) == []
+
+
+def test_best_builds_only_the_choices_it_pops(monkeypatch):
+    built = []
+    choice = claim_obj._choice
+    monkeypatch.setattr(claim_obj, '_choice', lambda *args: built.append(1)
+                        or choice(*args))
+    result = _flat_result(list(range(8)) * 100)
+    [first] = claim_obj._best(result, 'pack', frozenset())
+    assert first.load == 7 / 8 and first.mappings == {'': ['rp8']}
+    assert len(built) == 1
+
+
+def test_strategies_are_the_schema_enum():
+    from placement.schemas import claim as claim_schema
+    assert claim_schema.POST_V1_38['properties']['strategy']['enum'] == [
+        'pack', 'spread']
+    assert claim_schema.STRATEGIES == list(claim_obj.STRATEGIES)

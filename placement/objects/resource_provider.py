@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import provider_index
@@ -61,6 +62,7 @@ def _select():
 #: Built once: constructing a statement (and its cache key) costs more
 #: than running it on a warm database.
 _BY_UUID = _select().where(_RP.c.uuid == sa.bindparam('uuid'))
+_BY_UUID_PREPARED = prepared.Prepared(_BY_UUID)
 
 
 def _from_row(row):
@@ -79,7 +81,7 @@ def get_by_uuid(ctx, uuid):
     """The provider with exactly this uuid string, or NotFound."""
     row = None
     if db_api.storable(uuid):
-        row = ctx.conn.execute(_BY_UUID, {'uuid': uuid}).first()
+        row = _BY_UUID_PREPARED.first(ctx.conn, uuid=uuid)
     if row is None:
         raise exception.ResourceProviderNotFound(uuid=uuid)
     return _from_row(row)

@@ -8,7 +8,6 @@ dispatcher answers 404 for unknown paths and for versions no handler
 serves, and 405 with an ``Allow`` header for unlisted methods.
 """
 
-import routes
 import webob
 
 from placement import errors
@@ -16,6 +15,7 @@ from placement import exception
 from placement import microversion
 from placement import middleware
 from placement import requestlog
+from placement import router
 from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
@@ -145,10 +145,7 @@ class Dispatcher:
     """WSGI application serving ROUTES."""
 
     def __init__(self):
-        self.mapper = routes.Mapper()
-        self.mapper.minimization = False
-        for path in ROUTES:
-            self.mapper.connect(path, path, _route=path)
+        self.router = router.Router(ROUTES)
 
     def __call__(self, environ, start_response):
         try:
@@ -187,10 +184,10 @@ class Dispatcher:
         # parameters deliberately keep it (see api-ref/behaviour-choices.rst,
         # 'Path parameters read as Latin-1').
         path = req.environ.get('PATH_INFO') or '/'
-        match = self.mapper.match(path)
+        match = self.router.match(path)
         if match is None:
             raise errors.NotFound(vary=False)
-        route = match.pop('_route')
+        route, urlvars = match
         methods = ROUTES[route]
         handlers = methods.get(req.method)
         if handlers is None:
@@ -202,5 +199,5 @@ class Dispatcher:
         handler = microversion.select(handlers, microversion.of(req))
         if handler is None:
             raise errors.NotFound()
-        req.urlvars = match
+        req.urlvars = urlvars
         return handler(req)

@@ -2,8 +2,6 @@
 
 import logging
 
-import webob
-import webob.dec
 import webob.exc
 
 from placement import context as placement_context
@@ -54,26 +52,26 @@ class NoAuth:
                     'authenticated, any caller can act as admin. For '
                     'development and tests only; never expose this service.')
 
-    @webob.dec.wsgify
-    def __call__(self, req):
-        if is_open(req.environ, allow_empty=False):
-            return self.application
-        token = req.headers.get('X-Auth-Token')
-        if not token and token_optional(req.environ):
-            return self.application
+    def __call__(self, environ, start_response):
+        # Plain WSGI, not webob: it runs on every request.
+        if is_open(environ, allow_empty=False):
+            return self.application(environ, start_response)
+        token = environ.get('HTTP_X_AUTH_TOKEN')
+        if not token and token_optional(environ):
+            return self.application(environ, start_response)
         if not token:
-            return webob.exc.HTTPUnauthorized()
+            return webob.exc.HTTPUnauthorized()(environ, start_response)
         user_id, _sep, project_id = token.partition(':')
         project_id = project_id or user_id
-        if 'X-Roles' in req.headers:
-            roles = [r.strip() for r in req.headers['X-Roles'].split(',')]
+        if 'HTTP_X_ROLES' in environ:
+            roles = [r.strip() for r in environ['HTTP_X_ROLES'].split(',')]
         else:
             roles = ['admin'] if user_id == 'admin' else []
-        req.headers['X-User-Id'] = user_id
-        req.headers['X-Roles'] = ','.join(roles)
-        if not req.headers.get('OpenStack-System-Scope'):
-            req.headers['X-Tenant-Id'] = project_id
-        return self.application
+        environ['HTTP_X_USER_ID'] = user_id
+        environ['HTTP_X_ROLES'] = ','.join(roles)
+        if not environ.get('HTTP_OPENSTACK_SYSTEM_SCOPE'):
+            environ['HTTP_X_TENANT_ID'] = project_id
+        return self.application(environ, start_response)
 
 
 class KeystoneAuth:
@@ -110,13 +108,12 @@ class ContextBuilder:
         self.conf = conf
         self.policy = policy
 
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def __call__(self, environ, start_response):
         ctx = placement_context.RequestContext.from_environ(
-            req.environ, db=self.db, config=self.conf, policy=self.policy)
+            environ, db=self.db, config=self.conf, policy=self.policy)
         if (ctx.user_id is None
-                and not is_open(req.environ, allow_empty=True)
-                and not token_optional(req.environ)):
-            return webob.exc.HTTPUnauthorized()
-        req.environ[ENVIRON_CONTEXT] = ctx
-        return self.application
+                and not is_open(environ, allow_empty=True)
+                and not token_optional(environ)):
+            return webob.exc.HTTPUnauthorized()(environ, start_response)
+        environ[ENVIRON_CONTEXT] = ctx
+        return self.application(environ, start_response)

@@ -8,7 +8,6 @@ dispatcher answers 404 for unknown paths and for versions no handler
 serves, and 405 with an ``Allow`` header for unlisted methods.
 """
 
-import routes
 import webob
 
 from placement import errors
@@ -16,6 +15,7 @@ from placement import exception
 from placement import microversion
 from placement import middleware
 from placement import requestlog
+from placement import router
 from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
@@ -145,15 +145,15 @@ class Dispatcher:
     """WSGI application serving ROUTES."""
 
     def __init__(self):
-        self.mapper = routes.Mapper()
-        self.mapper.minimization = False
-        for path in ROUTES:
-            self.mapper.connect(path, path, _route=path)
+        self.router = router.Router(ROUTES)
 
     def __call__(self, environ, start_response):
         try:
             _content_length_precheck(environ)
-            response = self._dispatch(webob.Request(environ))
+            req = webob.Request(environ)
+            # The response handlers fill in (util.json_response).
+            req.response = webob.Response()
+            response = self._dispatch(req)
         except exception.DatabaseUnavailable as exc:
             # Logged once, in the request's log line; no traceback.
             environ[requestlog.ENVIRON_FAILURE] = str(exc)
@@ -184,10 +184,10 @@ class Dispatcher:
         # parameters deliberately keep it (see api-ref/behaviour-choices.rst,
         # 'Path parameters read as Latin-1').
         path = req.environ.get('PATH_INFO') or '/'
-        match = self.mapper.match(path)
+        match = self.router.match(path)
         if match is None:
             raise errors.NotFound(vary=False)
-        route = match.pop('_route')
+        route, urlvars = match
         methods = ROUTES[route]
         handlers = methods.get(req.method)
         if handlers is None:
@@ -199,5 +199,5 @@ class Dispatcher:
         handler = microversion.select(handlers, microversion.of(req))
         if handler is None:
             raise errors.NotFound()
-        req.urlvars = match
+        req.urlvars = urlvars
         return handler(req)

@@ -50,6 +50,7 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement import metrics
@@ -170,10 +171,11 @@ class Database:
 
         @event.listens_for(self.engine, 'begin')
         def _on_begin(conn):
+            # On the driver's cursor: every request begins a transaction.
             if conn.get_execution_options().get('placement_writer'):
-                conn.exec_driver_sql('BEGIN IMMEDIATE')
+                prepared.execute(conn, 'BEGIN IMMEDIATE')
             else:
-                conn.exec_driver_sql('BEGIN')
+                prepared.execute(conn, 'BEGIN')
 
     def _configure_mysql(self, sql_mode):
         modes = [m for m in (sql_mode or '').split(',') if m]

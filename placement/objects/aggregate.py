@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import resource_provider as rp_obj
@@ -32,7 +33,7 @@ def ids_by_uuid(conn, uuids):
     return dict(conn.execute(_IDS, {'uuids': sorted(set(uuids))}).all())
 
 
-_PROVIDER_AGGREGATES = (
+_PROVIDER_AGGREGATES = prepared.Prepared(
     sa.select(_AGG.c.uuid)
     .select_from(_AGG.join(_RP_AGG, _RP_AGG.c.aggregate_id == _AGG.c.id))
     .where(_RP_AGG.c.resource_provider_id == sa.bindparam('provider'))
@@ -40,8 +41,8 @@ _PROVIDER_AGGREGATES = (
 
 
 def _provider_aggregates(ctx, provider_id):
-    return list(ctx.conn.execute(
-        _PROVIDER_AGGREGATES, {'provider': provider_id}).scalars())
+    return [uuid for uuid, in _PROVIDER_AGGREGATES.rows(
+        ctx.conn, provider=provider_id)]
 
 
 @db_api.reader

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import capacity as capacity_rule
@@ -90,15 +91,14 @@ def _select(provider_id):
             .order_by(_INV.c.resource_class_id))
 
 
-_OF_PROVIDER = _select(sa.bindparam('provider'))
+_OF_PROVIDER = prepared.Prepared(_select(sa.bindparam('provider')))
 
 
 @db_api.reader
 def get_all(ctx, provider):
     """The provider's inventories, in resource class id order."""
-    return [Inventory(**row._mapping)
-            for row in ctx.conn.execute(_OF_PROVIDER,
-                                        {'provider': provider.id})]
+    return [Inventory(*row)
+            for row in _OF_PROVIDER.rows(ctx.conn, provider=provider.id)]
 
 
 @db_api.reader
@@ -274,14 +274,14 @@ def _usages_statement():
             .where(_INV.c.resource_provider_id == provider))
 
 
-_USAGES = _usages_statement()
+_USAGES = prepared.Prepared(_usages_statement())
 
 
 @db_api.reader
 def usages(ctx, provider):
     """{class name: amount allocated} for every inventory of the provider,
     0 where nothing is allocated, in one query."""
-    rows = ctx.conn.execute(_USAGES, {'provider': provider.id})
+    rows = _USAGES.rows(ctx.conn, provider=provider.id)
     return {name: int(amount) for name, amount in rows}
 
 

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import provider_index
@@ -62,6 +63,7 @@ def _select():
 #: Built once: constructing a statement (and its cache key) costs more
 #: than running it on a warm database.
 _BY_UUID = _select().where(_RP.c.uuid == sa.bindparam('uuid'))
+_BY_UUID_PREPARED = prepared.Prepared(_BY_UUID)
 
 
 def _from_row(row):
@@ -80,7 +82,7 @@ def get_by_uuid(ctx, uuid):
     """The provider with exactly this uuid string, or NotFound."""
     row = None
     if db_api.storable(uuid):
-        row = ctx.conn.execute(_BY_UUID, {'uuid': uuid}).first()
+        row = _BY_UUID_PREPARED.first(ctx.conn, uuid=uuid)
     if row is None:
         raise exception.ResourceProviderNotFound(uuid=uuid)
     return _from_row(row)
@@ -435,6 +437,16 @@ _LISTED = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
                     _RP.c.created_at, _RP.c.updated_at)
 
 
+#: A tree by the uuid of any of its members, in one statement: the
+#: listing a compute node's periodic refresh sends (``?in_tree=`` alone).
+_MEMBER = _RP.alias('member')
+_IN_TREE = prepared.Prepared(
+    _LISTED.where(_RP.c.root_provider_id == sa.select(
+        _MEMBER.c.root_provider_id)
+        .where(_MEMBER.c.uuid == sa.bindparam('in_tree')).scalar_subquery())
+    .order_by(_RP.c.id))
+
+
 def _listed(ctx, rows):
     """ResourceProviders of listing ``rows`` (``_LISTED`` columns).
 
@@ -475,6 +487,9 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
     provider yields nothing before traits are looked up, a ``member_of``
     term of unknown aggregates yields nothing before classes are.
     """
+    if in_tree is not None and not (name is not None or uuid is not None
+                                    or required or member_of or resources):
+        return _listed(ctx, _IN_TREE.rows(ctx.conn, in_tree=in_tree))
     stmt = _LISTED.order_by(_RP.c.id)
     if name is not None:
         stmt = stmt.where(_RP.c.name == name if db_api.storable(name)

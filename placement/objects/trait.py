@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import resource_provider as rp_obj
@@ -162,7 +163,7 @@ def destroy(ctx, name):
 
 # -- traits of a provider -------------------------------------------------
 
-_PROVIDER_TRAITS = (
+_PROVIDER_TRAITS = prepared.Prepared(
     _select()
     .select_from(_TRAITS.join(_RP_TRAITS,
                               _RP_TRAITS.c.trait_id == _TRAITS.c.id))
@@ -171,8 +172,8 @@ _PROVIDER_TRAITS = (
 
 
 def _provider_traits(ctx, provider_id):
-    return [_from_row(row) for row in ctx.conn.execute(
-        _PROVIDER_TRAITS, {'provider': provider_id})]
+    return [Trait(*row)
+            for row in _PROVIDER_TRAITS.rows(ctx.conn, provider=provider_id)]
 
 
 @db_api.reader

@@ -17,11 +17,13 @@ FORBIDDEN_IMPORTS = {
     'placement/handlers': ('sqlalchemy', 'placement.db'),
     'placement/schemas': ('sqlalchemy', 'placement.db'),
     # Objects never see HTTP.
-    'placement/objects': ('webob', 'routes', 'placement.handler',
+    'placement/objects': ('webob', 'routes', 'placement.router',
+                          'placement.handler',
                           'placement.errors', 'placement.util',
                           'placement.microversion', 'placement.middleware',
                           'placement.auth', 'placement.deploy'),
-    'placement/db': ('webob', 'routes', 'placement.handler',
+    'placement/db': ('webob', 'routes', 'placement.router',
+                     'placement.handler',
                      'placement.errors', 'placement.util',
                      'placement.microversion', 'placement.objects'),
 }

@@ -1,0 +1,183 @@
+"""CPU time per small request, in process, without HTTP or a second
+server: the fixed cost of the application stack, and where it goes.
+
+The application is built as ``placement.wsgi.api`` builds it for gunicorn
+(configuration from ``OS_<GROUP>__<OPTION>`` variables, oslo.log set up,
+metrics on by default), on a fresh SQLite file unless ``--db-url`` names
+another database, with the provider ``benchmarks.small_gets`` creates.
+Every path of ``small_gets.PATHS`` is called ``--requests`` times per
+round, in ``--rounds`` interleaved rounds, with the WSGI environ a
+server would pass; it prints the median CPU milliseconds per request
+with the spread of the rounds::
+
+    python3 -m benchmarks.request_cpu
+    python3 -m benchmarks.request_cpu --profile /resource_providers/%s/traits
+
+``--profile PATH`` (``%s`` stands for the provider's uuid) prints the
+cProfile of that path's requests instead, sorted by cumulative time,
+to see what a request spends its time on. Log lines go to a temporary
+file, as they go to gunicorn's log.
+"""
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+
+from benchmarks import small_gets
+
+HEADERS = {
+    'HTTP_X_AUTH_TOKEN': 'admin',
+    'HTTP_ACCEPT': 'application/json',
+    'HTTP_OPENSTACK_API_VERSION': 'placement 1.39',
+    'HTTP_HOST': '127.0.0.1:8000',
+    'HTTP_CONNECTION': 'keep-alive',
+}
+
+
+def build_app(db_url, log_file):
+    """The application as gunicorn's worker gets it (``placement.wsgi.api``
+    with the variables ``benchmarks.servers`` sets)."""
+    from oslo_log import log as logging
+
+    from placement import conf as placement_conf
+    from placement import deploy
+    conf = placement_conf.build([], config_files=[])
+    for group, name, value in (
+            ('placement_database', 'connection', db_url),
+            ('placement_database', 'sync_on_startup', True),
+            ('api', 'auth_strategy', 'noauth2'),
+            (None, 'log_file', log_file)):
+        conf.set_override(name, value, group=group)
+    logging.setup(conf, 'placement')
+    return deploy.loadapp(conf)
+
+
+def environ_for(method, path, body=b''):
+    """What a WSGI server passes for ``method path``."""
+    path_info, _sep, query = path.partition('?')
+    environ = {
+        'REQUEST_METHOD': method, 'SCRIPT_NAME': '', 'PATH_INFO': path_info,
+        'QUERY_STRING': query, 'SERVER_NAME': '127.0.0.1',
+        'SERVER_PORT': '8000', 'SERVER_PROTOCOL': 'HTTP/1.1',
+        'REMOTE_ADDR': '127.0.0.1', 'REMOTE_PORT': '40000',
+        'wsgi.version': (1, 0), 'wsgi.url_scheme': 'http',
+        'wsgi.input': io.BytesIO(body), 'wsgi.errors': sys.stderr,
+        'wsgi.multithread': True, 'wsgi.multiprocess': True,
+        'wsgi.run_once': False,
+    }
+    environ.update(HEADERS)
+    if body:
+        environ['CONTENT_TYPE'] = 'application/json'
+        environ['CONTENT_LENGTH'] = str(len(body))
+    return environ
+
+
+def call(app, method, path, body=b''):
+    """(status, body bytes) of one request, the response fully consumed."""
+    answer = {}
+
+    def start_response(status, headers, exc_info=None):
+        answer['status'] = status
+    result = app(environ_for(method, path, body), start_response)
+    try:
+        data = b''.join(result)
+    finally:
+        if hasattr(result, 'close'):
+            result.close()
+    return int(answer['status'].split(' ', 1)[0]), data
+
+
+def prepare(app):
+    """Create the provider of ``small_gets`` with its inventory, trait
+    and aggregate."""
+    import json
+    provider = small_gets.PROVIDER
+    steps = [
+        ('POST', '/resource_providers',
+         {'uuid': provider, 'name': 'small-gets-provider'}),
+        ('PUT', '/resource_providers/%s/inventories' % provider,
+         {'resource_provider_generation': 0,
+          'inventories': {'VCPU': {'total': 8}}}),
+        ('PUT', '/resource_providers/%s/traits' % provider,
+         {'resource_provider_generation': 1,
+          'traits': ['HW_CPU_X86_AVX2']}),
+        ('PUT', '/resource_providers/%s/aggregates' % provider,
+         {'resource_provider_generation': 2,
+          'aggregates': [small_gets.AGGREGATE]}),
+    ]
+    for method, path, body in steps:
+        status, data = call(app, method, path, json.dumps(body).encode())
+        if status >= 300:
+            raise RuntimeError('%s %s -> %s %s' % (method, path, status,
+                                                   data[:200]))
+
+
+def cpu_per_request(app, path, requests):
+    """CPU seconds per GET of ``path``."""
+    start = time.process_time()
+    for _ in range(requests):
+        status, _data = call(app, 'GET', path)
+        if status != 200:
+            raise RuntimeError('%s -> %s' % (path, status))
+    return (time.process_time() - start) / requests
+
+
+def measure(app, paths, requests, rounds):
+    """{path: [CPU seconds per request, one per round]}."""
+    found = {path: [] for path in paths}
+    for _ in range(rounds):
+        for path in paths:
+            found[path].append(cpu_per_request(app, path, requests))
+    return found
+
+
+def profile(app, path, requests, limit=40):
+    """The cProfile report of ``requests`` GETs of ``path``."""
+    cpu_per_request(app, path, min(requests, 50))  # warm caches first
+    profiler = cProfile.Profile()
+    profiler.enable()
+    cpu_per_request(app, path, requests)
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats('cumulative').print_stats(limit)
+    return out.getvalue()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--db-url', help='default: a new SQLite file')
+    parser.add_argument('--requests', type=int, default=500)
+    parser.add_argument('--rounds', type=int, default=5)
+    parser.add_argument('--profile', metavar='PATH',
+                        help='print the profile of GET PATH instead')
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix='request-cpu.') as tmp:
+        db_url = args.db_url or 'sqlite:///%s' % os.path.join(
+            tmp, 'placement.sqlite')
+        app = build_app(db_url, os.path.join(tmp, 'placement.log'))
+        prepare(app)
+        if args.profile:
+            path = args.profile.replace('%s', small_gets.PROVIDER)
+            print(profile(app, path, args.requests))
+            return 0
+        cpu_per_request(app, '/', 50)
+        found = measure(app, small_gets.PATHS, args.requests, args.rounds)
+        for path in small_gets.PATHS:
+            values = [v * 1000 for v in found[path]]
+            print('GET %-62s %.3f ms CPU (rounds %.3f-%.3f)' % (
+                path[:62], statistics.median(values), min(values),
+                max(values)), flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""The in-process CPU benchmark measures and profiles every small GET.
+
+Run as a command, as it is used: it sets up oslo.log for the process,
+which must not outlive it in the test runner's.
+"""
+
+import os
+import subprocess
+import sys
+
+from benchmarks import small_gets
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+
+def _run(*args):
+    env = dict(os.environ, PYTHONPATH=CHECKOUT)
+    done = subprocess.run(
+        [sys.executable, '-m', 'benchmarks.request_cpu', *args],
+        cwd=CHECKOUT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_it_reports_every_path():
+    out = _run('--requests', '3', '--rounds', '1')
+    for path in small_gets.PATHS:
+        assert 'GET %s' % path[:62] in out
+    assert out.count('ms CPU') == len(small_gets.PATHS)
+
+
+def test_it_profiles_one_path():
+    out = _run('--requests', '3', '--profile',
+               '/resource_providers/%s/traits')
+    assert 'function calls' in out
+    assert 'list_provider_traits' in out

@@ -1,0 +1,133 @@
+"""Prepared statements answer as ``conn.execute`` does, and fail as it
+does: wrapped errors, a lost connection invalidated and re-run."""
+
+import datetime
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from placement import context
+from placement.db import api as db_api
+from placement.db import prepared
+from placement.db import tables
+from placement.tests import fixtures
+
+_RP = tables.resource_providers
+_INV = tables.inventories
+
+
+@pytest.fixture
+def db():
+    database, cleanup = fixtures.new_database()
+    yield database
+    cleanup()
+
+
+def _provider(conn, uuid, name):
+    created = datetime.datetime(2024, 2, 29, 23, 59, 58)
+    result = conn.execute(sa.insert(_RP).values(
+        uuid=uuid, name=name, generation=3, created_at=created))
+    provider_id = result.inserted_primary_key[0]
+    conn.execute(sa.insert(_INV).values(
+        resource_provider_id=provider_id, resource_class_id=0, total=8,
+        reserved=1, min_unit=1, max_unit=8, step_size=2,
+        allocation_ratio=1.5, created_at=created))
+    return provider_id
+
+
+_JOINED = (sa.select(_RP.c.uuid, _RP.c.generation, _RP.c.created_at,
+                     _RP.c.updated_at, _INV.c.allocation_ratio,
+                     _INV.c.step_size)
+           .join(_INV, _INV.c.resource_provider_id == _RP.c.id)
+           # A bound literal next to a named parameter.
+           .where(_RP.c.name == sa.bindparam('name'), _INV.c.total > 2)
+           .order_by(_RP.c.id))
+
+
+def test_rows_equal_those_of_execute(db):
+    statement = prepared.Prepared(_JOINED)
+    with db.transaction(write=True) as conn:
+        _provider(conn, 'a' * 32, 'one')
+        _provider(conn, 'b' * 32, 'two')
+    with db.transaction(write=False) as conn:
+        expected = [tuple(row) for row in
+                    conn.execute(_JOINED, {'name': 'two'})]
+        assert statement.rows(conn, name='two') == expected
+        # Again, with the processors learnt, and with no row at all.
+        assert statement.rows(conn, name='two') == expected
+        assert statement.rows(conn, name='three') == []
+        assert statement.first(conn, name='three') is None
+    uuid, generation, created, updated, ratio, step = expected[0]
+    assert (uuid, generation, updated, ratio, step) == (
+        'b' * 32, 3, None, 1.5, 2)
+    assert created == datetime.datetime(2024, 2, 29, 23, 59, 58)
+
+
+def test_a_missing_parameter_is_refused(db):
+    with db.transaction(write=False) as conn:
+        with pytest.raises(KeyError):
+            prepared.Prepared(_JOINED).rows(conn)
+
+
+def test_expanding_parameters_are_refused_when_compiled(db):
+    statement = prepared.Prepared(
+        sa.select(_RP.c.id).where(_RP.c.id.in_([1, 2])))
+    with db.transaction(write=False) as conn:
+        with pytest.raises(ValueError):
+            statement.rows(conn)
+
+
+def test_driver_errors_leave_as_sqlalchemy_errors(db):
+    statement = prepared.Prepared(
+        sa.select(sa.column('x')).select_from(sa.table('nowhere')))
+
+    @db_api.reader
+    def broken(ctx):
+        return statement.rows(ctx.conn)
+
+    with pytest.raises(sa_exc.DBAPIError) as caught:
+        broken(context.AdminContext(db))
+    assert not caught.value.connection_invalidated
+    assert not db_api.is_unavailable(caught.value)
+
+
+def test_a_lost_connection_is_invalidated_and_the_reader_rerun(db):
+    with db.transaction(write=True) as conn:
+        _provider(conn, 'c' * 32, 'lost')
+    statement = prepared.Prepared(_JOINED)
+    attempts = []
+
+    @db_api.reader
+    def read(ctx):
+        attempts.append(ctx.conn)
+        if len(attempts) == 1:
+            # The server went away under a pooled connection.
+            _close_underneath(ctx.conn)
+        return statement.rows(ctx.conn, name='lost')
+
+    rows = read(context.AdminContext(db))
+    assert [row[0] for row in rows] == ['c' * 32]
+    # A reader is re-run only after an error that invalidated its
+    # connection.
+    assert len(attempts) == 2
+    # And the dead connection left the pool: every later reader works.
+    for _ in range(3):
+        assert len(read(context.AdminContext(db))) == 1
+    assert len(attempts) == 5
+
+
+def _close_underneath(conn):
+    """Make the connection unusable the way a dead server does, from
+    outside it (so that SQLAlchemy does not see it happen)."""
+    dialect = conn.dialect.name
+    if dialect == 'sqlite':
+        conn.connection.dbapi_connection.close()
+        return
+    ask, kill = (('SELECT pg_backend_pid()', 'SELECT pg_terminate_backend(%d)')
+                 if dialect == 'postgresql'
+                 else ('SELECT CONNECTION_ID()', 'KILL CONNECTION %d'))
+    server_id = conn.exec_driver_sql(ask).scalar()
+    with conn.engine.connect() as other:
+        other.exec_driver_sql(kill % server_id)
+        other.commit()

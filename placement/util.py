@@ -285,6 +285,27 @@ def json_response(req, data, status=200, last_modified=None, headers=None):
     return response
 
 
+def json_list_response(req, key, parts, last_modified=None):
+    """A JSON response ``{key: [...]}`` whose list members come as
+    ``parts``: JSON texts of members, comma separated, without brackets.
+    The body is sent as those parts, never joined: a listing of a large
+    cloud would otherwise be held twice."""
+    response = req.response
+    response.status = 200
+    body = [b'{%s:[' % orjson.dumps(key)]
+    for part in parts:
+        if len(body) > 1:
+            body.append(b',')
+        body.append(part)
+    body.append(b']}')
+    response.app_iter = body
+    response.content_length = sum(map(len, body))
+    response.content_type = JSON
+    response.charset = None
+    _set_cache_headers(req, response, last_modified)
+    return response
+
+
 def empty_response(req, status=204, last_modified=None, headers=None):
     """A bodiless response without Content-Type."""
     response = req.response

@@ -381,38 +381,60 @@ def _with_room_for(ctx, resources):
         return frozenset(index.fitting(among, amounts))
 
 
-_LISTED = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
-                    _RP.c.root_provider_id, _RP.c.parent_provider_id,
-                    _RP.c.created_at, _RP.c.updated_at)
+#: Rows a listing hands out per chunk: large enough that per-chunk work
+#: is negligible, small enough that a chunk's objects stay few.
+LISTING_CHUNK = 1000
+
+_PARENT_UUID = _PARENT.c.uuid
+_ROOT_UUID = _ROOT.c.uuid
+
+#: What a listing reads of a provider: ``id, uuid, name, generation,
+#: parent_uuid, root_uuid, changed``. Parent and root uuids are read by
+#: id only for the providers that have them (a CASE around a scalar
+#: subquery is evaluated lazily): most listed providers are roots.
+#: ``changed`` is updated_at else created_at, as the database stores it,
+#: for Last-Modified; NULL when the caller does not want it.
+_LISTED_COLUMNS = (
+    _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
+    sa.case((_RP.c.parent_provider_id.is_(None), sa.null()),
+            else_=sa.select(_PARENT_UUID)
+            .where(_PARENT.c.id == _RP.c.parent_provider_id)
+            .scalar_subquery()).label('parent_uuid'),
+    sa.case((sa.or_(_RP.c.root_provider_id.is_(None),
+                    _RP.c.root_provider_id == _RP.c.id), _RP.c.uuid),
+            else_=sa.select(_ROOT_UUID)
+            .where(_ROOT.c.id == _RP.c.root_provider_id)
+            .scalar_subquery()).label('root_uuid'))
+# Raw: only the newest of them is turned into a datetime.
+_CHANGED = sa.type_coerce(sa.func.coalesce(_RP.c.updated_at,
+                                           _RP.c.created_at),
+                          sa.String).label('changed')
+_LISTED = {True: sa.select(*_LISTED_COLUMNS, _CHANGED),
+           False: sa.select(*_LISTED_COLUMNS,
+                            sa.null().label('changed'))}
 
 
-def _listed(ctx, rows):
-    """ResourceProviders of listing ``rows`` (``_LISTED`` columns).
-
-    Parent and root uuids are found among the rows themselves, and only
-    those missing there (a listing of part of a tree) are read, by id:
-    cheaper than joining the table twice for every row of a listing.
-    """
-    uuids = {row[0]: row[1] for row in rows}
-    missing = sorted({ref for row in rows for ref in (row[4], row[5])
-                      if ref is not None and ref not in uuids})
-    for start in range(0, len(missing), _MAX_IDS_IN_QUERY):
-        uuids.update(ctx.conn.execute(
-            sa.select(_RP.c.id, _RP.c.uuid).where(_RP.c.id.in_(
-                missing[start:start + _MAX_IDS_IN_QUERY]))).all())
-    return [ResourceProvider(
-        provider_id, uuid, name, generation,
-        uuid if root_id is None else uuids[root_id],
-        None if parent_id is None else uuids[parent_id],
-        root_id or provider_id, parent_id, created_at, updated_at)
-        for (provider_id, uuid, name, generation, root_id, parent_id,
-             created_at, updated_at) in rows]
+def _to_datetime(conn, value):
+    """A ``changed`` value as the DateTime column would have read it."""
+    process = sa.DateTime().dialect_impl(conn.dialect).result_processor(
+        conn.dialect, None)
+    return process(value) if process and isinstance(value, str) else value
 
 
 @db_api.reader
-def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
-                   required=None, resources=None):
-    """Providers matching every given filter, in creation order.
+def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
+                     member_of=None, required=None, resources=None,
+                     changed=False):
+    """``render`` applied to the providers matching every filter, in
+    creation order, a chunk of at most ``LISTING_CHUNK`` rows at a time:
+    ``(results, newest)``.
+
+    Rows are ``(id, uuid, name, generation, parent_uuid, root_uuid,
+    changed)`` (also by those names). They are read as they are
+    rendered, so a listing of a large cloud never holds all of its rows
+    at once, only what ``render`` keeps of them. ``newest`` is the latest
+    updated_at (else created_at) of the listed providers when
+    ``changed`` is asked for, else None (also when nothing is listed).
 
     ``member_of`` and ``required`` have ``terms`` (a list of sets, ANDed,
     each matched by having any one member) and ``forbidden`` (a set the
@@ -426,7 +448,7 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
     provider yields nothing before traits are looked up, a ``member_of``
     term of unknown aggregates yields nothing before classes are.
     """
-    stmt = _LISTED.order_by(_RP.c.id)
+    stmt = _LISTED[changed].order_by(_RP.c.id)
     if name is not None:
         stmt = stmt.where(_RP.c.name == name if db_api.storable(name)
                           else sa.false())
@@ -437,21 +459,44 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
             sa.select(_RP.c.root_provider_id)
             .where(_RP.c.uuid == in_tree)).scalar()
         if tree_root is None:
-            return []
+            return [], None
         stmt = stmt.where(_RP.c.root_provider_id == tree_root)
     if required:
         stmt = stmt.where(*_trait_filters(ctx, required))
     if member_of:
         clauses = _aggregate_filters(ctx, member_of)
         if clauses is None:
-            return []
+            return [], None
         stmt = stmt.where(*clauses)
-    if not resources:
-        return _listed(ctx, ctx.conn.execute(stmt).all())
-    fitting = _with_room_for(ctx, resources)
-    if len(fitting) <= _MAX_IDS_IN_QUERY:
-        stmt = stmt.where(_RP.c.id.in_(sorted(fitting)))
-    # Else filtered here: a longer IN list is slower than reading the
-    # rows, and beyond the bound parameters some databases accept.
-    return _listed(ctx, [row for row in ctx.conn.execute(stmt)
-                         if row[0] in fitting])
+    fitting = None
+    if resources:
+        fitting = _with_room_for(ctx, resources)
+        if len(fitting) <= _MAX_IDS_IN_QUERY:
+            stmt = stmt.where(_RP.c.id.in_(sorted(fitting)))
+            fitting = None
+        # Else filtered here: a longer IN list is slower than reading
+        # the rows, and beyond the bound parameters some databases accept.
+    results, newest = [], None
+    # Streamed (a server-side cursor where the driver has one): rows are
+    # fetched a chunk at a time.
+    rows = ctx.conn.execute(
+        stmt, execution_options={'yield_per': LISTING_CHUNK})
+    for chunk in rows.partitions():
+        if fitting is not None:
+            chunk = [row for row in chunk if row[0] in fitting]
+            if not chunk:
+                continue
+        if changed:
+            latest = max((row[6] for row in chunk if row[6] is not None),
+                         default=None)
+            if latest is not None and (newest is None or latest > newest):
+                newest = latest
+        results.append(render(chunk))
+    return results, _to_datetime(ctx.conn, newest)
+
+
+def list_providers(ctx, **filters):
+    """The rows ``render_providers`` reads, as one list (for tools and
+    tests: the API renders them chunk by chunk)."""
+    chunks, _newest = render_providers(ctx, list, **filters)
+    return [row for chunk in chunks for row in chunk]

@@ -324,14 +324,24 @@ class ProviderIndex:
         amount)`` of ``amounts`` on its own (the capacity test of
         api-ref/allocation-candidates.rst)."""
         inventories = self.inventories
+        # Providers with equal inventories and usage share one map (see
+        # _add_offers): each map is tested once, keyed by its identity
+        # (and kept, so that the identity cannot be reused meanwhile).
+        verdicts = {}
         for provider in providers:
             own = inventories[provider]
-            for rc, amount in amounts:
-                offer = own.get(rc)
-                # capacity.allows, inlined: this runs per provider.
-                if offer is None or amount not in offer.allowed:
-                    break
-            else:
+            verdict = verdicts.get(id(own))
+            if verdict is None:
+                for rc, amount in amounts:
+                    offer = own.get(rc)
+                    # capacity.allows, inlined: this runs per map.
+                    if offer is None or amount not in offer.allowed:
+                        fits = False
+                        break
+                else:
+                    fits = True
+                verdict = verdicts[id(own)] = (fits, own)
+            if verdict[0]:
                 yield provider
 
     def room(self, provider, rc):

@@ -8,6 +8,7 @@ here records the providers it changes in the change log
 
 import dataclasses
 import datetime
+import operator
 import typing
 
 import sqlalchemy as sa
@@ -414,6 +415,9 @@ _LISTED = {True: sa.select(*_LISTED_COLUMNS, _CHANGED),
                             sa.null().label('changed'))}
 
 
+_CHANGED_OF = operator.itemgetter(6)
+
+
 def _to_datetime(conn, value):
     """A ``changed`` value as the DateTime column would have read it."""
     process = sa.DateTime().dialect_impl(conn.dialect).result_processor(
@@ -487,7 +491,7 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
             if not chunk:
                 continue
         if changed:
-            latest = max((row[6] for row in chunk if row[6] is not None),
+            latest = max(filter(None, map(_CHANGED_OF, chunk)),
                          default=None)
             if latest is not None and (newest is None or latest > newest):
                 newest = latest

@@ -11,6 +11,7 @@ import uuid
 import jsonschema
 from jsonschema import exceptions as jsonschema_exc
 import orjson
+import webob
 
 from placement import auth
 from placement import errors
@@ -274,8 +275,15 @@ def collector_paused():
 
 
 def json_response(req, data, status=200, last_modified=None, headers=None):
-    """A JSON response; cache headers from 1.15 when ``last_modified``."""
-    response = req.response
+    """A JSON response; cache headers from 1.15 when ``last_modified``.
+
+    Responses here are new objects, never the ``req.response`` webob
+    keeps in the environ: webob's cached query parameters make the
+    environ a reference cycle, and a body hung on it (megabytes for a
+    large listing or candidates answer) would outlive the request until
+    the cycle collector's next full pass instead of being freed at once.
+    """
+    response = webob.Response()
     response.status = status
     # orjson: the candidates body runs to megabytes, which the standard
     # encoder takes tens of milliseconds to write.
@@ -288,9 +296,30 @@ def json_response(req, data, status=200, last_modified=None, headers=None):
     return response
 
 
+def json_list_response(req, key, parts, last_modified=None):
+    """A JSON response ``{key: [...]}`` whose list members come as
+    ``parts``: JSON texts of members, comma separated, without brackets.
+    The body is sent as those parts, never joined: a listing of a large
+    cloud would otherwise be held twice."""
+    response = webob.Response()
+    response.status = 200
+    body = [b'{%s:[' % orjson.dumps(key)]
+    for part in parts:
+        if len(body) > 1:
+            body.append(b',')
+        body.append(part)
+    body.append(b']}')
+    response.app_iter = body
+    response.content_length = sum(map(len, body))
+    response.content_type = JSON
+    response.charset = None
+    _set_cache_headers(req, response, last_modified)
+    return response
+
+
 def empty_response(req, status=204, last_modified=None, headers=None):
     """A bodiless response without Content-Type."""
-    response = req.response
+    response = webob.Response()
     response.status = status
     response.content_type = None
     if headers:

@@ -33,12 +33,13 @@ def serialize(req, provider):
     return _serializer(req)(provider)
 
 
-def _serializer(req):
-    """``serialize`` with what depends only on the request worked out
-    once: a listing renders thousands of providers. The links, six
-    small objects per provider, are written as one JSON fragment from
-    a template: building them as dicts cost more than the rest of a
-    listing."""
+def _links_renderer(req):
+    """``render_links(uuid, plain)``: the links of the provider
+    ``uuid`` at the request's microversion, worked out once per request:
+    a listing renders thousands of providers. The links, six small
+    objects per provider, are written as one JSON fragment from a
+    template: building them as dicts cost more than the rest of a
+    listing. ``plain`` says ``uuid`` needs no JSON escaping."""
     version = util.version(req)
     prefix = util.href(req, '/resource_providers/')
     rels = [(rel, suffix) for rel, suffix, since in _LINKS
@@ -47,16 +48,25 @@ def _serializer(req):
     # cut there: a uuid, escaped, joins the pieces.
     pieces = orjson.dumps([{'rel': rel, 'href': prefix + '\0' + suffix}
                            for rel, suffix in rels]).decode().split('\\u0000')
-    nested = version >= microversion.NESTED_PROVIDERS
     fragment, dumps = orjson.Fragment, orjson.dumps
     if len(pieces) != len(rels) + 1:
         # A mount prefix holding NUL itself: build the links as dicts.
-        def render_links(uuid):
+        def render_links(uuid, plain=False):
             return [{'rel': rel, 'href': prefix + uuid + suffix}
                     for rel, suffix in rels]
     else:
-        def render_links(uuid):
-            return fragment(dumps(uuid)[1:-1].decode().join(pieces))
+        def render_links(uuid, plain=False):
+            if not plain:
+                uuid = dumps(uuid)[1:-1].decode()
+            return fragment(uuid.join(pieces))
+    return render_links
+
+
+def _serializer(req):
+    """``serialize`` with what depends only on the request worked out
+    once."""
+    render_links = _links_renderer(req)
+    nested = util.version(req) >= microversion.NESTED_PROVIDERS
 
     def render(provider):
         uuid = provider.uuid
@@ -70,6 +80,37 @@ def _serializer(req):
             data['parent_provider_uuid'] = provider.parent_provider_uuid
             data['root_provider_uuid'] = provider.root_provider_uuid
         return data
+    return render
+
+
+def _rows_renderer(req):
+    """Listing rows (``rp_obj.render_providers``) straight to the JSON
+    the microversion shows: a chunk's providers as JSON text, comma
+    separated, without the brackets of a list. No provider objects: a
+    listing of a large cloud renders each row once and keeps only text.
+    """
+    render_links = _links_renderer(req)
+    nested = util.version(req) >= microversion.NESTED_PROVIDERS
+    dumps = orjson.dumps
+
+    def render(rows):
+        uuids = [row[1] for row in rows]
+        # One comparison tells whether any uuid of the chunk needs JSON
+        # escaping (none the API writes does).
+        plain = dumps(uuids) == ('["%s"]' % '","'.join(uuids)).encode()
+        if nested:
+            data = [{'uuid': uuid, 'name': name, 'generation': generation,
+                     'links': render_links(uuid, plain),
+                     'parent_provider_uuid': parent,
+                     'root_provider_uuid': root}
+                    for (_id, uuid, name, generation, parent, root,
+                         _changed) in rows]
+        else:
+            data = [{'uuid': uuid, 'name': name, 'generation': generation,
+                     'links': render_links(uuid, plain)}
+                    for (_id, uuid, name, generation, _parent, _root,
+                         _changed) in rows]
+        return dumps(data)[1:-1]
     return render
 
 
@@ -99,20 +140,23 @@ def list_resource_providers(req):
                                           version)
     if 'resources' in params:
         resources = filters.parse_resources(params['resources'])
+    cache_headers = version >= microversion.CACHE_HEADERS
     try:
-        providers = rp_obj.list_providers(
-            ctx, name=params.get('name'), uuid=params.get('uuid'),
-            in_tree=params.get('in_tree'), member_of=member_of,
-            required=required, resources=resources)
+        with util.collector_paused():
+            chunks, newest = rp_obj.render_providers(
+                ctx, _rows_renderer(req), name=params.get('name'),
+                uuid=params.get('uuid'), in_tree=params.get('in_tree'),
+                member_of=member_of, required=required,
+                resources=resources, changed=cache_headers)
     except exception.TraitNotFound as exc:
         raise errors.BadRequest(
             'Invalid trait(s) in "required" parameter: %s' % exc)
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Invalid resource class in resources parameter: %s' % exc)
-    return util.json_response(
-        req, {'resource_providers': list(map(_serializer(req), providers))},
-        last_modified=util.newest(p.last_modified for p in providers))
+    return util.json_list_response(
+        req, 'resource_providers', chunks,
+        last_modified=(newest or util.now()) if cache_headers else None)
 
 
 @contract.describe(

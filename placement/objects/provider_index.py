@@ -175,8 +175,19 @@ class ProviderIndex:
         """Add the providers ``ids`` (None: all) as stored now."""
         if ids is None:
             self._load_names(conn)
+        # Every row brings its own int objects (32 bytes each past 256):
+        # the maps and sets keep one per provider, the one its own row
+        # brought, rather than one per row naming it.
+        same = {}
         for rows in _rows(conn, _PROVIDERS, _RP.c.id, ids):
             for provider, uuid, parent, root in rows:
+                same[provider] = provider
+                if root == provider:
+                    root = provider
+                elif root in same:
+                    root = same[root]
+                if parent in same:
+                    parent = same[parent]
                 self.uuid[provider] = uuid
                 self.by_uuid[uuid] = provider
                 self.parent[provider] = parent
@@ -191,21 +202,22 @@ class ProviderIndex:
         for rows in _rows(conn, _USAGE, _ALLOC.c.resource_provider_id, ids):
             for provider, rc, used in rows:
                 if provider in known:
-                    self.usage.setdefault(provider, {})[rc] = int(used)
+                    self.usage.setdefault(same.get(provider, provider),
+                                          {})[rc] = int(used)
         # Streamed: a list of every inventory row of a large cloud would
         # leave the worker that much bigger after the load.
-        self._add_offers(row for rows in _rows(
+        self._add_offers((row for rows in _rows(
             conn, _INVENTORIES, _INV.c.resource_provider_id, ids)
-            for row in rows if row[0] in known)
+            for row in rows if row[0] in known), same)
         self._load_sets(conn, _TRAITS, _RP_TRAITS, ids, self.traits,
-                        self.with_trait)
+                        self.with_trait, same)
         self._load_sets(conn, _AGGREGATES, _RP_AGGS, ids, self.aggregates,
-                        self.in_aggregate)
+                        self.in_aggregate, same)
         if ids is not None and not self._names_known():
             # A class or trait created since the names were read.
             self._load_names(conn)
 
-    def _add_offers(self, records):
+    def _add_offers(self, records, same):
         """Inventory ``records`` as Offers, given the usage loaded with
         them.
 
@@ -221,7 +233,7 @@ class ProviderIndex:
         offers = {}
         built = set()
         for record in records:
-            provider, rc = record[0], record[1]
+            provider, rc = same.get(record[0], record[0]), record[1]
             used = usage.get(provider)
             used = used.get(rc, 0) if used else 0
             key = (record[2:], used)
@@ -244,11 +256,12 @@ class ProviderIndex:
             inventories[provider] = shared.setdefault(
                 tuple(own.items()), own)
 
-    def _load_sets(self, conn, stmt, table, ids, forward, reverse):
+    def _load_sets(self, conn, stmt, table, ids, forward, reverse, same):
         found = collections.defaultdict(set)
         for rows in _rows(conn, stmt, table.c.resource_provider_id, ids):
             for provider, value in rows:
                 if provider in forward:
+                    provider = same.get(provider, provider)
                     found[provider].add(value)
                     reverse[value].add(provider)
         # Equal sets are shared (most hosts carry the same few traits).
@@ -324,14 +337,24 @@ class ProviderIndex:
         amount)`` of ``amounts`` on its own (the capacity test of
         api-ref/allocation-candidates.rst)."""
         inventories = self.inventories
+        # Providers with equal inventories and usage share one map (see
+        # _add_offers): each map is tested once, keyed by its identity
+        # (and kept, so that the identity cannot be reused meanwhile).
+        verdicts = {}
         for provider in providers:
             own = inventories[provider]
-            for rc, amount in amounts:
-                offer = own.get(rc)
-                # capacity.allows, inlined: this runs per provider.
-                if offer is None or amount not in offer.allowed:
-                    break
-            else:
+            verdict = verdicts.get(id(own))
+            if verdict is None:
+                for rc, amount in amounts:
+                    offer = own.get(rc)
+                    # capacity.allows, inlined: this runs per map.
+                    if offer is None or amount not in offer.allowed:
+                        fits = False
+                        break
+                else:
+                    fits = True
+                verdict = verdicts[id(own)] = (fits, own)
+            if verdict[0]:
                 yield provider
 
     def room(self, provider, rc):

@@ -6,9 +6,11 @@ here records the providers it changes in the change log
 (``placement.db.changes``); a generation bump does so too.
 """
 
+import collections
 import dataclasses
 import datetime
 import functools
+import operator
 import typing
 
 import sqlalchemy as sa
@@ -432,48 +434,81 @@ def _with_room_for(ctx, resources):
         return frozenset(index.fitting(among, amounts))
 
 
-_LISTED = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
-                    _RP.c.root_provider_id, _RP.c.parent_provider_id,
-                    _RP.c.created_at, _RP.c.updated_at)
+#: Rows a listing hands out per chunk: large enough that per-chunk work
+#: is negligible, small enough that a chunk's objects stay few.
+LISTING_CHUNK = 1000
+
+_PARENT_UUID = _PARENT.c.uuid
+_ROOT_UUID = _ROOT.c.uuid
+
+#: What a listing reads of a provider: ``id, uuid, name, generation,
+#: parent_uuid, root_uuid, changed``. Parent and root uuids are read by
+#: id only for the providers that have them (a CASE around a scalar
+#: subquery is evaluated lazily): most listed providers are roots.
+#: ``changed`` is updated_at else created_at, as the database stores it,
+#: for Last-Modified; NULL when the caller does not want it.
+_LISTED_COLUMNS = (
+    _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
+    sa.case((_RP.c.parent_provider_id.is_(None), sa.null()),
+            else_=sa.select(_PARENT_UUID)
+            .where(_PARENT.c.id == _RP.c.parent_provider_id)
+            .scalar_subquery()).label('parent_uuid'),
+    sa.case((sa.or_(_RP.c.root_provider_id.is_(None),
+                    _RP.c.root_provider_id == _RP.c.id), _RP.c.uuid),
+            else_=sa.select(_ROOT_UUID)
+            .where(_ROOT.c.id == _RP.c.root_provider_id)
+            .scalar_subquery()).label('root_uuid'))
+# Raw: only the newest of them is turned into a datetime.
+_CHANGED = sa.type_coerce(sa.func.coalesce(_RP.c.updated_at,
+                                           _RP.c.created_at),
+                          sa.String).label('changed')
+_LISTED = {True: sa.select(*_LISTED_COLUMNS, _CHANGED),
+           False: sa.select(*_LISTED_COLUMNS,
+                            sa.null().label('changed'))}
 
 
-#: A tree by the uuid of any of its members, in one statement: the
-#: listing a compute node's periodic refresh sends (``?in_tree=`` alone).
+#: A tree by the uuid of any of its members, in one prepared statement:
+#: the listing a compute node's periodic refresh sends (``?in_tree=``
+#: alone).
 _MEMBER = _RP.alias('member')
-_IN_TREE = prepared.Prepared(
-    _LISTED.where(_RP.c.root_provider_id == sa.select(
-        _MEMBER.c.root_provider_id)
-        .where(_MEMBER.c.uuid == sa.bindparam('in_tree')).scalar_subquery())
-    .order_by(_RP.c.id))
+_IN_TREE = {
+    changed: prepared.Prepared(
+        listed.where(_RP.c.root_provider_id == sa.select(
+            _MEMBER.c.root_provider_id)
+            .where(_MEMBER.c.uuid == sa.bindparam('in_tree'))
+            .scalar_subquery())
+        .order_by(_RP.c.id))
+    for changed, listed in _LISTED.items()}
+
+_CHANGED_OF = operator.itemgetter(6)
+
+#: A listed row by name (the in_tree statement gives plain tuples).
+ListedProvider = collections.namedtuple('ListedProvider', [
+    'id', 'uuid', 'name', 'generation', 'parent_uuid', 'root_uuid',
+    'changed'])
 
 
-def _listed(ctx, rows):
-    """ResourceProviders of listing ``rows`` (``_LISTED`` columns).
-
-    Parent and root uuids are found among the rows themselves, and only
-    those missing there (a listing of part of a tree) are read, by id:
-    cheaper than joining the table twice for every row of a listing.
-    """
-    uuids = {row[0]: row[1] for row in rows}
-    missing = sorted({ref for row in rows for ref in (row[4], row[5])
-                      if ref is not None and ref not in uuids})
-    for start in range(0, len(missing), _MAX_IDS_IN_QUERY):
-        uuids.update(ctx.conn.execute(
-            sa.select(_RP.c.id, _RP.c.uuid).where(_RP.c.id.in_(
-                missing[start:start + _MAX_IDS_IN_QUERY]))).all())
-    return [ResourceProvider(
-        provider_id, uuid, name, generation,
-        uuid if root_id is None else uuids[root_id],
-        None if parent_id is None else uuids[parent_id],
-        root_id or provider_id, parent_id, created_at, updated_at)
-        for (provider_id, uuid, name, generation, root_id, parent_id,
-             created_at, updated_at) in rows]
+def _to_datetime(conn, value):
+    """A ``changed`` value as the DateTime column would have read it."""
+    process = sa.DateTime().dialect_impl(conn.dialect).result_processor(
+        conn.dialect, None)
+    return process(value) if process and isinstance(value, str) else value
 
 
 @db_api.reader
-def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
-                   required=None, resources=None):
-    """Providers matching every given filter, in creation order.
+def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
+                     member_of=None, required=None, resources=None,
+                     changed=False):
+    """``render`` applied to the providers matching every filter, in
+    creation order, a chunk of at most ``LISTING_CHUNK`` rows at a time:
+    ``(results, newest)``.
+
+    Rows are ``(id, uuid, name, generation, parent_uuid, root_uuid,
+    changed)`` (also by those names). They are read as they are
+    rendered, so a listing of a large cloud never holds all of its rows
+    at once, only what ``render`` keeps of them. ``newest`` is the latest
+    updated_at (else created_at) of the listed providers when
+    ``changed`` is asked for, else None (also when nothing is listed).
 
     ``member_of`` and ``required`` have ``terms`` (a list of sets, ANDed,
     each matched by having any one member) and ``forbidden`` (a set the
@@ -489,8 +524,12 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
     """
     if in_tree is not None and not (name is not None or uuid is not None
                                     or required or member_of or resources):
-        return _listed(ctx, _IN_TREE.rows(ctx.conn, in_tree=in_tree))
-    stmt = _LISTED.order_by(_RP.c.id)
+        # A tree is small: read whole, handed out in chunks all the same.
+        rows = _IN_TREE[changed].rows(ctx.conn, in_tree=in_tree)
+        return _rendered(ctx, render, changed, None, [
+            rows[start:start + LISTING_CHUNK]
+            for start in range(0, len(rows), LISTING_CHUNK)])
+    stmt = _LISTED[changed].order_by(_RP.c.id)
     if name is not None:
         stmt = stmt.where(_RP.c.name == name if db_api.storable(name)
                           else sa.false())
@@ -501,21 +540,50 @@ def list_providers(ctx, name=None, uuid=None, in_tree=None, member_of=None,
             sa.select(_RP.c.root_provider_id)
             .where(_RP.c.uuid == in_tree)).scalar()
         if tree_root is None:
-            return []
+            return [], None
         stmt = stmt.where(_RP.c.root_provider_id == tree_root)
     if required:
         stmt = stmt.where(*_trait_filters(ctx, required))
     if member_of:
         clauses = _aggregate_filters(ctx, member_of)
         if clauses is None:
-            return []
+            return [], None
         stmt = stmt.where(*clauses)
-    if not resources:
-        return _listed(ctx, ctx.conn.execute(stmt).all())
-    fitting = _with_room_for(ctx, resources)
-    if len(fitting) <= _MAX_IDS_IN_QUERY:
-        stmt = stmt.where(_RP.c.id.in_(sorted(fitting)))
-    # Else filtered here: a longer IN list is slower than reading the
-    # rows, and beyond the bound parameters some databases accept.
-    return _listed(ctx, [row for row in ctx.conn.execute(stmt)
-                         if row[0] in fitting])
+    fitting = None
+    if resources:
+        fitting = _with_room_for(ctx, resources)
+        if len(fitting) <= _MAX_IDS_IN_QUERY:
+            stmt = stmt.where(_RP.c.id.in_(sorted(fitting)))
+            fitting = None
+        # Else filtered here: a longer IN list is slower than reading
+        # the rows, and beyond the bound parameters some databases accept.
+    # Streamed (a server-side cursor where the driver has one): rows are
+    # fetched a chunk at a time.
+    rows = ctx.conn.execute(
+        stmt, execution_options={'yield_per': LISTING_CHUNK})
+    return _rendered(ctx, render, changed, fitting, rows.partitions())
+
+
+def _rendered(ctx, render, changed, fitting, chunks):
+    """``render_providers``' answer from its ``chunks`` of rows, keeping
+    only providers in ``fitting`` unless it is None."""
+    results, newest = [], None
+    for chunk in chunks:
+        if fitting is not None:
+            chunk = [row for row in chunk if row[0] in fitting]
+            if not chunk:
+                continue
+        if changed:
+            latest = max(filter(None, map(_CHANGED_OF, chunk)),
+                         default=None)
+            if latest is not None and (newest is None or latest > newest):
+                newest = latest
+        results.append(render(chunk))
+    return results, _to_datetime(ctx.conn, newest)
+
+
+def list_providers(ctx, **filters):
+    """The rows ``render_providers`` reads, as one list (for tools and
+    tests: the API renders them chunk by chunk)."""
+    chunks, _newest = render_providers(ctx, list, **filters)
+    return [ListedProvider(*row) for chunk in chunks for row in chunk]

@@ -18,13 +18,18 @@ def test_any_member_names_its_whole_tree_and_only_it(ctx):
     leaf = _new(ctx, 'leaf', child.uuid)
     for member in (root, child, leaf):
         listed = rp_obj.list_providers(ctx, in_tree=member.uuid)
-        assert [(p.name, p.root_provider_uuid, p.parent_provider_uuid)
+        assert [(p.name, p.root_uuid, p.parent_uuid)
                 for p in listed] == [
             ('root', root.uuid, None),
             ('child', root.uuid, root.uuid),
             ('leaf', root.uuid, child.uuid)]
-        assert listed == rp_obj.list_providers(
-            ctx, in_tree=member.uuid, name=None, required=None)
+        # The same rows as the general listing statement reads.
+        assert listed == [p for p in rp_obj.list_providers(ctx)
+                          if p.root_uuid == root.uuid]
+        assert rp_obj.list_providers(
+            ctx, in_tree=member.uuid, changed=True) == [
+            p for p in rp_obj.list_providers(ctx, changed=True)
+            if p.root_uuid == root.uuid]
     assert [p.name for p in rp_obj.list_providers(
         ctx, in_tree=other.uuid)] == ['other-root', 'other-child']
 

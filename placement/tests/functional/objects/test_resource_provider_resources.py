@@ -133,18 +133,38 @@ def test_class_created_after_the_index_loaded_is_found(ctx):
     assert rp_obj.list_providers(ctx, resources={'CUSTOM_LATE': 1}) == []
 
 
-@pytest.mark.parametrize('chunk', [500, 1])
+def _shown(provider):
+    """What a listing shows of a provider, from ``get_by_uuid``."""
+    return (provider.id, provider.uuid, provider.name, provider.generation,
+            provider.parent_provider_uuid, provider.root_provider_uuid)
+
+
+@pytest.mark.parametrize('max_ids,chunk', [(500, 1000), (1, 1), (3, 7)])
 def test_part_of_a_tree_names_its_parents_and_roots(ctx, monkeypatch,
-                                                    chunk):
-    # Parents and roots outside the listing are read by id, in chunks.
-    monkeypatch.setattr(rp_obj, '_MAX_IDS_IN_QUERY', chunk)
+                                                    max_ids, chunk):
+    # Parents and roots outside the listing (or its chunk) are named too,
+    # whether fitting providers are filtered by SQL or after reading.
+    monkeypatch.setattr(rp_obj, '_MAX_IDS_IN_QUERY', max_ids)
+    monkeypatch.setattr(rp_obj, 'LISTING_CHUNK', chunk)
     rng = random.Random(11)
     _random_cloud(ctx, rng, 50)
     everything = {p.id: p for p in rp_obj.list_providers(ctx)}
+    assert len(everything) == 50
     for resources in ({'VCPU': 1}, {'DISK_GB': 2}, {'MEMORY_MB': 1}):
         for listed in rp_obj.list_providers(ctx, resources=resources):
             assert listed == everything[listed.id]
     for provider in everything.values():
-        assert provider == rp_obj.get_by_uuid(ctx, provider.uuid)
+        assert provider[:6] == _shown(rp_obj.get_by_uuid(ctx, provider.uuid))
         (alone,) = rp_obj.list_providers(ctx, uuid=provider.uuid)
         assert alone == provider
+
+
+def test_a_parent_created_after_its_child_is_named(ctx):
+    # Re-parenting (1.37) can give a provider a parent listed after it.
+    child = rp_obj.create(ctx, str(uuid.uuid4()), 'child')
+    parent = rp_obj.create(ctx, str(uuid.uuid4()), 'parent')
+    rp_obj.update(ctx, child, 'child', parent.uuid, allow_reparent=True)
+    listed = {row.name: row for row in rp_obj.list_providers(ctx)}
+    assert listed['child'].parent_uuid == parent.uuid
+    assert listed['child'].root_uuid == parent.uuid
+    assert listed['parent'].root_uuid == parent.uuid

@@ -57,3 +57,21 @@ def test_links_are_those_of_plain_objects(version, prefix, uuid):
     if nested:
         assert rendered['parent_provider_uuid'] is None
         assert rendered['root_provider_uuid'] == uuid
+
+
+@pytest.mark.parametrize('version', ['1.0', '1.6', '1.14', '1.39'])
+@pytest.mark.parametrize('prefix', ['', '/p"l\\a\u00e9ce', '/with\x00nul'])
+def test_listing_rows_render_as_providers_do(version, prefix):
+    # A chunk mixing uuids that need JSON escaping with plain ones: each
+    # row renders exactly as serialize renders the same provider.
+    req = _request(version, prefix)
+    uuids = ['5d3d0b4c-95a3-4a6c-9f4a-bd2d0bbf1f6e', 'odd"uuid\\',
+             'caf\u00e9', 'tab\tuuid']
+    providers = [_provider(uuid, name='cn%d"\u00e9' % i)
+                 for i, uuid in enumerate(uuids)]
+    for chunk in ([providers[0]], providers, providers[2:]):
+        rows = [(p.id, p.uuid, p.name, p.generation, p.parent_provider_uuid,
+                 p.root_provider_uuid, None) for p in chunk]
+        rendered = handler._rows_renderer(req)(rows)
+        assert rendered == orjson.dumps(
+            [handler.serialize(req, p) for p in chunk])[1:-1]

@@ -198,3 +198,19 @@ def call_as_admin(app, method, path, body=None):
         req.json_body = body
         req.content_type = 'application/json'
     return req.get_response(app)
+
+
+def statements_sent(ctx, fn, *args):
+    """The statements ``fn(*args)`` sends through SQLAlchemy, whitespace
+    folded (reads run on the driver's cursor by ``placement.db.prepared``
+    are not among them)."""
+    sent = []
+
+    def seen(_conn, _cursor, statement, *_args):
+        sent.append(' '.join(statement.split()))
+    sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
+    try:
+        fn(*args)
+    finally:
+        sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
+    return sent

@@ -15,6 +15,7 @@ from placement.objects import inventory as inv_obj
 from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import usage as usage_obj
+from placement.tests import fixtures
 
 
 @pytest.fixture
@@ -212,48 +213,20 @@ def test_reshape_checks_emptied_provider_generation_in_transaction(
 def test_providers_are_looked_up_once_per_write(ctx, provider):
     """The unknown-provider check, the lock and the generations the write
     bumps share one read of the providers."""
-    sent = []
-
-    def seen(_conn, _cursor, statement, *_args):
-        sent.append(' '.join(statement.split()))
-    sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
-    try:
-        _write(ctx, provider, {str(uuid.uuid4()): 1})
-    finally:
-        sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
+    sent = fixtures.statements_sent(
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
     lookups = [s for s in sent if s.startswith('SELECT ')
                and ' FROM resource_providers ' in s]
     assert len(lookups) == 1, sent
 
 
 def test_capacity_check_reads_inventories_and_usage_at_once(ctx, provider):
-    sent = []
-
-    def seen(_conn, _cursor, statement, *_args):
-        sent.append(' '.join(statement.split()))
-    sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
-    try:
-        _write(ctx, provider, {str(uuid.uuid4()): 1})
-    finally:
-        sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
+    sent = fixtures.statements_sent(
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
     reads = [s for s in sent if s.startswith('SELECT ') and (
         'WHERE inventories.resource_provider_id IN' in s
         or 'FROM allocations WHERE allocations.resource_provider_id IN' in s)]
     assert len(reads) == 1, sent
-
-
-def _statements(ctx, fn, *args):
-    """The statements ``fn(*args)`` sends, whitespace folded."""
-    sent = []
-
-    def seen(_conn, _cursor, statement, *_args):
-        sent.append(' '.join(statement.split()))
-    sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
-    try:
-        fn(*args)
-    finally:
-        sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
-    return sent
 
 
 #: Statements of a new consumer's allocations on one provider of a
@@ -268,7 +241,8 @@ NEW_CONSUMER_STATEMENTS = {'sqlite': 10, 'postgresql': 9, 'mysql': 14}
 
 def test_new_consumer_write_statements(ctx, provider):
     _write(ctx, provider, {str(uuid.uuid4()): 1})  # the project and user
-    sent = _statements(ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
+    sent = fixtures.statements_sent(
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
     dialect = ctx.db.engine.dialect
     if dialect.name == 'mysql' and not dialect.delete_returning:
         pytest.skip('MySQL proper: no RETURNING')
@@ -282,8 +256,9 @@ def test_provider_generations_bumped_in_one_statement(ctx, provider):
     consumer = str(uuid.uuid4())
     before = {rp.uuid: rp_obj.get_by_uuid(ctx, rp.uuid).generation
               for rp in (provider, other)}
-    sent = _statements(ctx, alloc_obj.write, ctx, [_request(consumer, {
-        provider.uuid: {'VCPU': 1}, other.uuid: {'VCPU': 1}})], 0)
+    sent = fixtures.statements_sent(
+        ctx, alloc_obj.write, ctx, [_request(consumer, {
+            provider.uuid: {'VCPU': 1}, other.uuid: {'VCPU': 1}})], 0)
     bumps = [s for s in sent if s.startswith('UPDATE resource_providers')]
     assert len(bumps) == 1, sent
     assert {rp.uuid: rp_obj.get_by_uuid(ctx, rp.uuid).generation

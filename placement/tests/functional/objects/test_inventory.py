@@ -10,6 +10,7 @@ from placement import exception
 from placement.objects import inventory as inv_obj
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
+from placement.tests import fixtures
 
 
 @pytest.fixture
@@ -95,25 +96,12 @@ def test_custom_class_id_retries_are_bounded(ctx, monkeypatch):
     assert 'CUSTOM_MINE' not in {rc.name for rc in rc_obj.list_classes(ctx)}
 
 
-def _statements(ctx, fn, *args):
-    """The statements ``fn(*args)`` sends, whitespace folded."""
-    sent = []
-
-    def seen(_conn, _cursor, statement, *_args):
-        sent.append(' '.join(statement.split()))
-    sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
-    try:
-        fn(*args)
-    finally:
-        sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
-    return sent
-
-
 def test_replaced_records_are_written_by_one_statement(ctx, provider):
-    sent = _statements(ctx, inv_obj.replace_all, ctx, provider, {
-        'VCPU': {'total': 16}, 'MEMORY_MB': {'total': 2048},
-        'DISK_GB': {'total': 100, 'reserved': 5}, 'IPV4_ADDRESS': {
-            'total': 4}})
+    sent = fixtures.statements_sent(
+        ctx, inv_obj.replace_all, ctx, provider, {
+            'VCPU': {'total': 16}, 'MEMORY_MB': {'total': 2048},
+            'DISK_GB': {'total': 100, 'reserved': 5},
+            'IPV4_ADDRESS': {'total': 4}})
     updates = [s for s in sent if s.startswith('UPDATE inventories')]
     inserts = [s for s in sent if s.startswith('INSERT INTO inventories')]
     assert (len(updates), len(inserts)) == (1, 1), sent
@@ -125,7 +113,8 @@ def test_replaced_records_are_written_by_one_statement(ctx, provider):
 
 def test_standard_class_ids_need_no_statement(ctx):
     rc_obj.create(ctx, 'CUSTOM_GOLD')
-    sent = _statements(ctx, rc_obj.ids_by_name, ctx, ['VCPU', 'DISK_GB'])
+    sent = fixtures.statements_sent(
+        ctx, rc_obj.ids_by_name, ctx, ['VCPU', 'DISK_GB'])
     assert [s for s in sent if 'resource_classes' in s] == []
     ids = rc_obj.ids_by_name(ctx, ['DISK_GB', 'CUSTOM_GOLD', 'VCPU'])
     with ctx.db.transaction(write=False) as conn:

@@ -114,6 +114,15 @@ def _check_winners(client, responses, bodies, expected_providers):
         assert stored['consumer_generation'] == 1
 
 
+def _assert_ten_won(server, responses):
+    """Exactly the 10 units were claimed; every other claim was told
+    nothing fits."""
+    assert _statuses(responses) == {
+        (200, None): 10,
+        (409, 'placement.claim.no_candidates'): CLAIMS - 10,
+    }, (responses, server.errors())
+
+
 def test_concurrent_claims_fill_one_provider_exactly(server, client):
     provider = _provider(client, 10)
     bodies = [_claim('resources=VCPU:1&in_tree=%s' % provider)
@@ -121,10 +130,7 @@ def test_concurrent_claims_fill_one_provider_exactly(server, client):
 
     responses = _race(server.url, bodies)
 
-    assert _statuses(responses) == {
-        (200, None): 10,
-        (409, 'placement.claim.no_candidates'): CLAIMS - 10,
-    }, (responses, server.errors())
+    _assert_ten_won(server, responses)
     assert _vcpu_used(client, provider) == 10
     _check_winners(client, responses, bodies, {provider})
     assert server.errors() == ''
@@ -140,10 +146,7 @@ def test_concurrent_claims_spill_over_to_the_next_provider(server, client):
 
     responses = _race(server.url, bodies)
 
-    assert _statuses(responses) == {
-        (200, None): 10,
-        (409, 'placement.claim.no_candidates'): CLAIMS - 10,
-    }, (responses, server.errors())
+    _assert_ten_won(server, responses)
     assert [_vcpu_used(client, p) for p in providers] == [5, 5]
     _check_winners(client, responses, bodies, set(providers))
     assert server.errors() == ''

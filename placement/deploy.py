@@ -54,7 +54,9 @@ def create_database(conf):
         raise ConfigurationError(missing)
     db = db_api.Database(
         url, sqlite_synchronous=group.sqlite_synchronous,
-        mysql_sql_mode=group.mysql_sql_mode, pool_size=group.max_pool_size,
+        mysql_sql_mode=group.mysql_sql_mode,
+        mysql_wsrep_sync_wait=group.mysql_wsrep_sync_wait,
+        pool_size=group.max_pool_size,
         max_overflow=group.max_overflow, pool_timeout=group.pool_timeout,
         pool_recycle=group.connection_recycle_time,
         echo=group.connection_debug >= 50)

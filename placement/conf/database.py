@@ -18,6 +18,14 @@ OPTS = [
                     '"connection".'),
     cfg.StrOpt('mysql_sql_mode', default='TRADITIONAL',
                help='sql_mode set on every MySQL session.'),
+    cfg.IntOpt('mysql_wsrep_sync_wait', default=1, min=0, max=15,
+               help='wsrep_sync_wait set on every session with a MariaDB '
+                    'Galera node; ignored by other servers. The default, '
+                    '1, makes each read wait until the node has applied '
+                    'every write committed anywhere in the cluster before '
+                    'the read began, so that a write acknowledged through '
+                    'one node is seen by the next request through any '
+                    'other. 0 leaves reads to the node\'s replication lag.'),
     cfg.IntOpt('connection_recycle_time', default=3600,
                help='Seconds after which a pooled connection is replaced.'),
     cfg.IntOpt('max_pool_size', help='Connection pool size.'),

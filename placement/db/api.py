@@ -33,6 +33,12 @@ instead of failing when a read lock cannot be upgraded.
 
 Writers need not say which providers they changed: database triggers log
 every change in the writing transaction (``placement.db.changes``).
+
+MariaDB can fail those triggers without anything being wrong with them
+(``is_broken_trigger``): the failing connection is discarded, the node
+is asked to reopen the tables (``Database.reload_triggered_tables``) and
+the transaction re-runs on a fresh connection, within the dropped-
+connection budget.
 """
 
 import contextlib
@@ -50,6 +56,7 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
+from placement.db import changes
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
@@ -95,6 +102,16 @@ _SQLITE_UNAVAILABLE = ('unable to open database', 'database is locked',
 _OUR_TABLES = (tables.provider_change_log.name,)
 _PG_UNDEFINED_TABLE = '42P01'
 _MYSQL_NO_SUCH_TABLE = 1146
+# MariaDB loads a table's triggers into each instance of the table it
+# caches. When the statement opening a new instance is killed while the
+# trigger bodies are parsed (a Galera node aborting a local transaction
+# that conflicts with a replicated one kills it), the instance is cached
+# with the parse failure, and later statements that are handed it fail
+# when a trigger fires: 1064 "Unknown trigger has an error in its body:
+# 'Query was empty'", though the stored trigger is sound. 1710 and 1711
+# are the same condition's own codes.
+_MYSQL_TRIGGER_BODY_CODES = {1064, 1710, 1711}
+_MYSQL_TRIGGER_BODY_SIGN = 'has an error in its body'
 
 
 def utcnow():
@@ -107,7 +124,7 @@ class Database:
     """One engine per process, created from configuration."""
 
     def __init__(self, url, sqlite_synchronous=True, mysql_sql_mode=None,
-                 pool_size=None, max_overflow=None, pool_timeout=None,
+                 mysql_wsrep_sync_wait=None, pool_size=None, max_overflow=None, pool_timeout=None,
                  pool_recycle=3600, echo=False):
         self.url = sa.engine.make_url(url)
         self.dialect = self.url.get_backend_name()
@@ -122,6 +139,7 @@ class Database:
             self.url.database in (None, '', ':memory:')
             or self.url.query.get('mode') == 'memory')
         self._serial = threading.RLock() if self.in_memory else None
+        self._reload_refused = False
         if self.dialect == 'sqlite':
             kwargs['connect_args'] = {'timeout': SQLITE_BUSY_TIMEOUT,
                                       'check_same_thread': False}
@@ -143,7 +161,7 @@ class Database:
         if self.dialect == 'sqlite':
             self._configure_sqlite(sqlite_synchronous)
         elif self.dialect == 'mysql':
-            self._configure_mysql(mysql_sql_mode)
+            self._configure_mysql(mysql_sql_mode, mysql_wsrep_sync_wait)
         # A forked worker must not reuse its parent's pooled connections.
         # The hook holds the database weakly: a process that makes many
         # (a test runner) must be able to free them.
@@ -177,7 +195,7 @@ class Database:
             else:
                 prepared.execute(conn, 'BEGIN')
 
-    def _configure_mysql(self, sql_mode):
+    def _configure_mysql(self, sql_mode, wsrep_sync_wait):
         modes = [m for m in (sql_mode or '').split(',') if m]
         # Standard resource class VCPU has id 0.
         modes.append('NO_AUTO_VALUE_ON_ZERO')
@@ -186,7 +204,52 @@ class Database:
         def _on_connect(dbapi_conn, _record):
             cursor = dbapi_conn.cursor()
             cursor.execute("SET SESSION sql_mode = %s", (','.join(modes),))
+            if wsrep_sync_wait is not None:
+                # Only a Galera node has (and needs) the setting; MySQL
+                # has no such variable, MariaDB off a cluster ignores it.
+                cursor.execute("SHOW VARIABLES LIKE 'wsrep_on'")
+                if [row[1] for row in cursor.fetchall()] == ['ON']:
+                    cursor.execute('SET SESSION wsrep_sync_wait = %s',
+                                   (wsrep_sync_wait,))
             cursor.close()
+
+        @event.listens_for(self.engine, 'handle_error')
+        def _on_error(context):
+            if is_broken_trigger(context.original_exception):
+                # Treated as a lost connection: this one is closed (its
+                # transaction rolled back) and the transaction re-run.
+                context.is_disconnect = True
+                context.invalidate_pool_on_disconnect = False
+
+    def reload_triggered_tables(self):
+        """Have the server reopen the tables that carry our triggers,
+        dropping the cached instances whose triggers it failed to load
+        (see ``is_broken_trigger``). ``LOCAL``: on a Galera cluster only
+        the node that cached them. It needs the RELOAD privilege; without
+        it a warning, once per process, says what to run instead, and
+        re-runs still succeed whenever they are handed a sound instance.
+        """
+        statement = 'FLUSH LOCAL TABLES ' + ', '.join(
+            '`%s`' % name for name in changes.TRIGGERED)
+        try:
+            with self.engine.connect() as conn:
+                conn.exec_driver_sql(statement)
+        except sa_exc.DBAPIError as exc:
+            if not self._reload_refused:
+                self._reload_refused = True
+                LOG.warning(
+                    'The database server failed to load a trigger of a '
+                    'table it had cached (the statement loading it was '
+                    'killed); writes re-run but may keep meeting it. '
+                    'Could not make it reopen the tables (%s): run "%s" '
+                    'on the server, or grant this service\'s database '
+                    'user the RELOAD privilege.',
+                    describe_failure(exc), statement)
+            return False
+        LOG.warning('The database server failed to load a trigger of a '
+                    'table it had cached (the statement loading it was '
+                    'killed); it has reopened the tables.')
+        return True
 
     @contextlib.contextmanager
     def transaction(self, write):
@@ -256,6 +319,17 @@ def is_retryable(exc):
         text = str(orig).lower()
         return 'database is locked' in text or 'deadlock' in text
     return False
+
+
+def is_broken_trigger(exc):
+    """True if a MySQL/MariaDB statement failed on a trigger the server
+    could not load, though the stored trigger is sound (see
+    ``_MYSQL_TRIGGER_BODY_CODES``). Our triggers are created by our
+    migrations; a genuine syntax error in our own SQL has another
+    message."""
+    args = getattr(getattr(exc, 'orig', exc), 'args', ())
+    return (len(args) >= 2 and args[0] in _MYSQL_TRIGGER_BODY_CODES
+            and _MYSQL_TRIGGER_BODY_SIGN in str(args[1]))
 
 
 def is_conflict(exc):
@@ -381,6 +455,8 @@ def _transactional(write):
                         raise final from exc
                     attempt += 1
                     metrics.retry('database')
+                    if is_broken_trigger(exc):
+                        ctx.db.reload_triggered_tables()
                     # DEBUG: while the database is down every request
                     # would add a line; the final failure is logged once.
                     LOG.debug('Retrying %s after database error (%d): %s',

@@ -27,6 +27,7 @@ import sqlalchemy as sa
 
 from benchmarks import allocation_writes
 from benchmarks import placement_http
+from placement.db import api as db_api
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 
@@ -167,11 +168,27 @@ def test_writes_through_every_host_are_exact_and_never_5xx(
                 client.close()
 
 
+@pytest.mark.skipif(not os.environ.get(GALERA_ENV), reason='Galera only')
+@pytest.mark.parametrize('setting', (1, 3))
+def test_sessions_on_a_galera_node_wait_as_configured(setting):
+    """[placement_database] mysql_wsrep_sync_wait reaches the session
+    (the option's default, 1, is what the hosts of this module run)."""
+    db = db_api.Database(NODE_URLS[1], mysql_wsrep_sync_wait=setting)
+    try:
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql(
+                'SELECT @@SESSION.wsrep_sync_wait').scalar() == setting
+    finally:
+        db.dispose()
+
+
 def test_a_write_through_one_host_is_seen_through_the_others_at_once(
         hosts):
     """Each round creates a provider with inventory of a class of its own
     through the first host and asks the others for candidates of that
-    class, and for the inventory, immediately."""
+    class, and for the inventory, immediately. On Galera this holds
+    because sessions wait for the cluster before reading
+    (mysql_wsrep_sync_wait=1); with 0, a loaded machine failed it."""
     writer = placement_http.Client(hosts[0].url)
     readers = [placement_http.Client(s.url) for s in hosts[1:]]
     stale = []

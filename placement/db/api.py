@@ -83,6 +83,11 @@ BACKOFF_CAP = 0.5
 #: Seconds a new server connection may take before it counts as failed,
 #: unless the connection URL sets ``connect_timeout`` itself.
 CONNECT_TIMEOUT = 5
+#: Seconds a flush of the triggered tables waits for the transactions
+#: using them (``Database.reload_triggered_tables``).
+RELOAD_LOCK_WAIT = 2
+#: Seconds between two warnings that the tables were reopened.
+RELOAD_LOG_INTERVAL = 60.0
 #: Seconds an SQLite connection waits for a lock before giving up.
 SQLITE_BUSY_TIMEOUT = 60
 
@@ -140,6 +145,7 @@ class Database:
             or self.url.query.get('mode') == 'memory')
         self._serial = threading.RLock() if self.in_memory else None
         self._reload_refused = False
+        self._reload_logged_at = -RELOAD_LOG_INTERVAL
         if self.dialect == 'sqlite':
             kwargs['connect_args'] = {'timeout': SQLITE_BUSY_TIMEOUT,
                                       'check_same_thread': False}
@@ -224,16 +230,25 @@ class Database:
     def reload_triggered_tables(self):
         """Have the server reopen the tables that carry our triggers,
         dropping the cached instances whose triggers it failed to load
-        (see ``is_broken_trigger``). ``LOCAL``: on a Galera cluster only
-        the node that cached them. It needs the RELOAD privilege; without
-        it a warning, once per process, says what to run instead, and
-        re-runs still succeed whenever they are handed a sound instance.
+        (see ``is_broken_trigger``); True if it did. ``LOCAL``: on a
+        Galera cluster only the node that cached them. The flush waits
+        for transactions using the tables, and new statements on them
+        wait behind it: ``RELOAD_LOCK_WAIT`` bounds that. It needs the
+        RELOAD privilege; without it a warning, once per process, says
+        what to run instead, and re-runs still succeed whenever they are
+        handed a sound instance.
         """
         statement = 'FLUSH LOCAL TABLES ' + ', '.join(
             '`%s`' % name for name in changes.TRIGGERED)
         try:
             with self.engine.connect() as conn:
-                conn.exec_driver_sql(statement)
+                conn.exec_driver_sql('SET SESSION lock_wait_timeout = %d'
+                                     % RELOAD_LOCK_WAIT)
+                try:
+                    conn.exec_driver_sql(statement)
+                finally:
+                    conn.exec_driver_sql(
+                        'SET SESSION lock_wait_timeout = DEFAULT')
         except sa_exc.DBAPIError as exc:
             if not self._reload_refused:
                 self._reload_refused = True
@@ -246,9 +261,12 @@ class Database:
                     'user the RELOAD privilege.',
                     describe_failure(exc), statement)
             return False
-        LOG.warning('The database server failed to load a trigger of a '
-                    'table it had cached (the statement loading it was '
-                    'killed); it has reopened the tables.')
+        now = time.monotonic()
+        if now - self._reload_logged_at >= RELOAD_LOG_INTERVAL:
+            self._reload_logged_at = now
+            LOG.warning('The database server failed to load a trigger of '
+                        'a table it had cached (the statement loading it '
+                        'was killed); it has reopened the tables.')
         return True
 
     @contextlib.contextmanager

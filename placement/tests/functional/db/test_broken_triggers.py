@@ -12,6 +12,7 @@ MySQL/MariaDB only.
 """
 
 import logging
+import time
 import uuid
 
 import pytest
@@ -59,7 +60,20 @@ def _names(db):
         context.AdminContext(db))}
 
 
-def test_a_connection_meeting_a_broken_trigger_is_replaced(db, caplog):
+@pytest.fixture
+def reloads(monkeypatch):
+    """The results of the reloads asked for, in order."""
+    done = []
+    original = db_api.Database.reload_triggered_tables
+    monkeypatch.setattr(
+        db_api.Database, 'reload_triggered_tables',
+        lambda self: done.append(original(self)) or done[-1])
+    return done
+
+
+def test_a_connection_meeting_a_broken_trigger_is_replaced(
+        db, reloads, caplog, monkeypatch):
+    monkeypatch.setattr(db_api, 'RELOAD_LOG_INTERVAL', 0)
     _break_provider_inserts(db, '@placement_test_broken')
     # The pool's only connection is the poisoned one.
     db.engine.dispose()
@@ -68,17 +82,13 @@ def test_a_connection_meeting_a_broken_trigger_is_replaced(db, caplog):
     with caplog.at_level(logging.WARNING, logger='placement.db.api'):
         _create(db, 'written-on-a-fresh-connection')
     assert _names(db) == {'written-on-a-fresh-connection'}
+    assert reloads == [True]
     assert 'it has reopened the tables' in caplog.text
 
 
 def test_a_trigger_that_stays_broken_is_unavailable_not_an_error(
-        db, monkeypatch):
+        db, reloads, monkeypatch):
     monkeypatch.setattr(db_api, 'MAX_RETRIES', 2)
-    reloads = []
-    original = db_api.Database.reload_triggered_tables
-    monkeypatch.setattr(
-        db_api.Database, 'reload_triggered_tables',
-        lambda self: reloads.append(original(self)) or reloads[-1])
     _break_provider_inserts(db, 'TRUE')
     with pytest.raises(exception.DatabaseUnavailable):
         _create(db, 'never-written')
@@ -86,3 +96,17 @@ def test_a_trigger_that_stays_broken_is_unavailable_not_an_error(
     with db.engine.begin() as conn:
         conn.exec_driver_sql('DROP TRIGGER placement_test_broken')
     assert _names(db) == set()
+
+
+def test_the_reload_does_not_wait_long_for_a_transaction(db, monkeypatch):
+    """Statements on the tables queue behind a waiting flush: it gives up
+    after RELOAD_LOCK_WAIT seconds rather than the server's default day."""
+    monkeypatch.setattr(db_api, 'RELOAD_LOCK_WAIT', 1)
+    with db.engine.connect() as holder:
+        holder.begin()
+        holder.exec_driver_sql('SELECT COUNT(*) FROM allocations')
+        started = time.monotonic()
+        assert db.reload_triggered_tables() is False
+        assert time.monotonic() - started < 5
+        holder.rollback()
+    assert db.reload_triggered_tables() is True

@@ -9,6 +9,7 @@ back.
 """
 
 import collections
+import contextlib
 import dataclasses
 import logging
 import typing
@@ -337,9 +338,18 @@ def write(ctx, requests, retries):
     Raises what ``prepare`` and ``replace`` raise, and
     ResourceProviderNotFound after committing the prepared consumers.
     """
-    try:
+    with counted_write():
         _write_retrying(ctx, requests, retries)
-    except exception.InvalidAllocation:
+
+
+@contextlib.contextmanager
+def counted_write(refused=(exception.InvalidAllocation,)):
+    """Count the allocation write done in the block by its outcome
+    (``metrics.OUTCOMES``); ``refused``: the errors that count as
+    ``capacity_refused``."""
+    try:
+        yield
+    except refused:
         metrics.allocation_write('capacity_refused')
         raise
     except (exception.ConcurrentUpdateDetected,

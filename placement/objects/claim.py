@@ -21,7 +21,6 @@ import typing
 
 from placement.db import api as db_api
 from placement import exception
-from placement import metrics
 from placement.objects import allocation as alloc_obj
 from placement.objects import allocation_candidate as ac_obj
 
@@ -104,18 +103,13 @@ def write_one(ctx, consumer, search, tries=MAX_TRIES):
         if choice is None:
             raise exception.NoClaimCandidates()
         try:
-            view = _write(ctx, consumer, choice.allocations)
+            with alloc_obj.counted_write(refused=_CANDIDATE_GONE):
+                view = _write(ctx, consumer, choice.allocations)
         except _CANDIDATE_GONE as exc:
-            metrics.allocation_write('capacity_refused')
             LOG.debug('Claim for consumer %s: write %d refused (%s)',
                       consumer['uuid'], tried, exc)
             refused.add(_key(choice))
             continue
-        except (exception.ConsumerGenerationConflict,
-                exception.ConsumerGenerationMismatch):
-            metrics.allocation_write('consumer_generation_conflict')
-            raise
-        metrics.allocation_write('ok')
         return Claimed(view, choice.mappings, tried)
     raise exception.ClaimCandidatesTaken(tried=tries)
 

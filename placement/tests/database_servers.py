@@ -18,6 +18,7 @@ import time
 
 import sqlalchemy as sa
 
+from placement.tests import child_process
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 
@@ -155,7 +156,8 @@ class MariaDBServer:
                  '--innodb-flush-log-at-trx-commit=0',
                  '--character-set-server=utf8mb4',
                  '--collation-server=utf8mb4_bin'],
-                stdout=log, stderr=subprocess.STDOUT)
+                stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=child_process.end_with_parent)
         deadline = time.monotonic() + timeout
         engine = sa.create_engine(self.admin_url)
         try:

@@ -26,6 +26,7 @@ import sys
 import time
 
 from benchmarks import placement_http
+from placement.tests import child_process
 from placement.tests import fixtures
 
 COMMAND_ENV = 'PLACEMENT_TEST_GUNICORN'
@@ -151,7 +152,8 @@ class GunicornServer:
         with open(self.log_path, 'ab') as log:
             self._process = subprocess.Popen(
                 command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, cwd=self.cwd)
+                start_new_session=True, cwd=self.cwd,
+                preexec_fn=child_process.end_with_parent)
         deadline = time.monotonic() + timeout
         client = placement_http.Client(self.url, timeout=10)
         try:

@@ -13,6 +13,7 @@ import subprocess
 import time
 
 from benchmarks import placement_http
+from placement.tests import child_process
 from placement.tests import gunicorn_server
 
 _CONFIG = '''\
@@ -82,7 +83,8 @@ class HAProxy:
         with open(self.log_path, 'ab') as log:
             self._process = subprocess.Popen(
                 ['haproxy', '-db', '-f', self.config_path], stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True)
+                stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=child_process.end_with_parent)
         deadline = time.monotonic() + timeout
         # Health checks run every second: after a few, all are up.
         while True:

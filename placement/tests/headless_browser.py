@@ -16,6 +16,8 @@ import subprocess
 import tempfile
 import time
 
+from placement.tests import child_process
+
 FLAGS = [
     '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
     '--no-first-run', '--disable-background-networking',
@@ -52,6 +54,7 @@ class Browser:
         def _pipes_on_3_and_4():
             os.dup2(to_browser_read, 3)
             os.dup2(from_browser_write, 4)
+            child_process.end_with_parent()
 
         self.process = subprocess.Popen(
             [self.binary] + FLAGS + [

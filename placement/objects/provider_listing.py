@@ -1,7 +1,7 @@
 """The rows provider listings show, kept in memory per process.
 
 ``GET /resource_providers`` without filters, or with ``resources`` alone
-(the listings large clouds send most), shows every provider or those
+(the listings that show the most providers), shows every provider or those
 with room, in id order. Reading those rows from the database costs more
 than everything else such a listing does (a thousand providers: about a
 millisecond and a half on SQLite, most of it making Python strings).

@@ -1,6 +1,7 @@
 """The provider rows listings keep per process: they follow every write,
 stay in id order and cost little memory per provider."""
 
+import time
 import tracemalloc
 import uuid
 
@@ -12,6 +13,7 @@ from placement.db import tables
 from placement.objects import inventory as inv_obj
 from placement.objects import provider_listing
 from placement.objects import resource_provider as rp_obj
+from placement.tests import fixtures
 
 _RP = tables.resource_providers
 
@@ -83,6 +85,29 @@ def test_resources_listing_takes_the_kept_rows_of_the_fitting(ctx):
     listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
     assert [tuple(row) for row in listed] == [
         row for row in _read(ctx) if row[2] == 'big']
+
+
+def test_a_refresh_reads_only_the_rows_that_changed(ctx):
+    providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+                 for i in range(3)]
+    kept = provider_listing.ListedRows()
+
+    def refresh():
+        with ctx.db.transaction(write=False) as conn:
+            kept._refresh(conn, time.monotonic)  # as tests do not check it
+
+    def rows_read():
+        return [statement for statement in fixtures.statements_sent(
+            ctx, refresh) if 'FROM resource_providers' in statement]
+
+    refresh()
+    assert len(kept.rows) == 3
+    assert rows_read() == []
+    rp_obj.update(ctx, providers[1], 'renamed')
+    (read,) = rows_read()
+    assert 'IN (' in read
+    assert [row.name for row in kept.rows.values()] == [
+        'rp0', 'renamed', 'rp2']
 
 
 def test_one_per_process_and_database(tmp_path):

@@ -6,7 +6,6 @@ here records the providers it changes in the change log
 (``placement.db.changes``); a generation bump does so too.
 """
 
-import collections
 import dataclasses
 import datetime
 import functools
@@ -21,6 +20,7 @@ from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import provider_index
+from placement.objects import provider_listing
 
 _RP = tables.resource_providers
 #: Most fitting provider ids the ``resources`` listing sends as an IN list.
@@ -438,55 +438,23 @@ def _with_room_for(ctx, resources):
 #: is negligible, small enough that a chunk's objects stay few.
 LISTING_CHUNK = 1000
 
-_PARENT_UUID = _PARENT.c.uuid
-_ROOT_UUID = _ROOT.c.uuid
-
-#: What a listing reads of a provider: ``id, uuid, name, generation,
-#: parent_uuid, root_uuid, changed``. Parent and root uuids are read by
-#: id only for the providers that have them (a CASE around a scalar
-#: subquery is evaluated lazily): most listed providers are roots.
-#: ``changed`` is updated_at else created_at, as the database stores it,
-#: for Last-Modified; NULL when the caller does not want it.
-_LISTED_COLUMNS = (
-    _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
-    sa.case((_RP.c.parent_provider_id.is_(None), sa.null()),
-            else_=sa.select(_PARENT_UUID)
-            .where(_PARENT.c.id == _RP.c.parent_provider_id)
-            .scalar_subquery()).label('parent_uuid'),
-    sa.case((sa.or_(_RP.c.root_provider_id.is_(None),
-                    _RP.c.root_provider_id == _RP.c.id), _RP.c.uuid),
-            else_=sa.select(_ROOT_UUID)
-            .where(_ROOT.c.id == _RP.c.root_provider_id)
-            .scalar_subquery()).label('root_uuid'))
-# Raw: only the newest of them is turned into a datetime.
-_CHANGED = sa.type_coerce(sa.func.coalesce(_RP.c.updated_at,
-                                           _RP.c.created_at),
-                          sa.String).label('changed')
-_LISTED = {True: sa.select(*_LISTED_COLUMNS, _CHANGED),
-           False: sa.select(*_LISTED_COLUMNS,
-                            sa.null().label('changed'))}
+_LISTED = provider_listing.LISTED
+#: A listed row by name (the in_tree statement gives plain tuples).
+ListedProvider = provider_listing.ListedProvider
 
 
 #: A tree by the uuid of any of its members, in one prepared statement:
 #: the listing a compute node's periodic refresh sends (``?in_tree=``
 #: alone).
 _MEMBER = _RP.alias('member')
-_IN_TREE = {
-    changed: prepared.Prepared(
-        listed.where(_RP.c.root_provider_id == sa.select(
-            _MEMBER.c.root_provider_id)
-            .where(_MEMBER.c.uuid == sa.bindparam('in_tree'))
-            .scalar_subquery())
-        .order_by(_RP.c.id))
-    for changed, listed in _LISTED.items()}
+_IN_TREE = prepared.Prepared(
+    _LISTED.where(_RP.c.root_provider_id == sa.select(
+        _MEMBER.c.root_provider_id)
+        .where(_MEMBER.c.uuid == sa.bindparam('in_tree'))
+        .scalar_subquery())
+    .order_by(_RP.c.id))
 
 _CHANGED_OF = operator.itemgetter(6)
-
-#: A listed row by name (the in_tree statement gives plain tuples).
-ListedProvider = collections.namedtuple('ListedProvider', [
-    'id', 'uuid', 'name', 'generation', 'parent_uuid', 'root_uuid',
-    'changed'])
-
 
 def _to_datetime(conn, value):
     """A ``changed`` value as the DateTime column would have read it."""
@@ -504,11 +472,12 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     ``(results, newest)``.
 
     Rows are ``(id, uuid, name, generation, parent_uuid, root_uuid,
-    changed)`` (also by those names). They are read as they are
-    rendered, so a listing of a large cloud never holds all of its rows
-    at once, only what ``render`` keeps of them. ``newest`` is the latest
-    updated_at (else created_at) of the listed providers when
-    ``changed`` is asked for, else None (also when nothing is listed).
+    changed)`` (also by those names). Without filters, or with
+    ``resources`` alone, they come from the rows this process keeps
+    (``provider_listing``); otherwise they are read from the database as
+    they are rendered. ``newest`` is the latest updated_at (else
+    created_at) of the listed providers when ``changed`` is asked for,
+    else None (also when nothing is listed).
 
     ``member_of`` and ``required`` have ``terms`` (a list of sets, ANDed,
     each matched by having any one member) and ``forbidden`` (a set the
@@ -522,14 +491,18 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     provider yields nothing before traits are looked up, a ``member_of``
     term of unknown aggregates yields nothing before classes are.
     """
+    if not (name is not None or uuid is not None or in_tree is not None
+            or required or member_of):
+        return _rendered(ctx, render, changed, None,
+                         _kept_rows(ctx, resources))
     if in_tree is not None and not (name is not None or uuid is not None
                                     or required or member_of or resources):
         # A tree is small: read whole, handed out in chunks all the same.
-        rows = _IN_TREE[changed].rows(ctx.conn, in_tree=in_tree)
+        rows = _IN_TREE.rows(ctx.conn, in_tree=in_tree)
         return _rendered(ctx, render, changed, None, [
             rows[start:start + LISTING_CHUNK]
             for start in range(0, len(rows), LISTING_CHUNK)])
-    stmt = _LISTED[changed].order_by(_RP.c.id)
+    stmt = _LISTED.order_by(_RP.c.id)
     if name is not None:
         stmt = stmt.where(_RP.c.name == name if db_api.storable(name)
                           else sa.false())
@@ -562,6 +535,24 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     rows = ctx.conn.execute(
         stmt, execution_options={'yield_per': LISTING_CHUNK})
     return _rendered(ctx, render, changed, fitting, rows.partitions())
+
+
+def _kept_rows(ctx, resources):
+    """Chunks of the listed rows of every provider, or of those with room
+    for ``resources``, from the rows this process keeps
+    (``provider_listing``), brought up to date in this transaction."""
+    fitting = _with_room_for(ctx, resources) if resources else None
+    cache = provider_listing.of(ctx.db)
+    with cache.lock:
+        cache.refresh(ctx.conn)
+        rows = cache.rows
+        if fitting is None:
+            rows = list(rows.values())
+        else:
+            rows = [rows[provider] for provider in sorted(fitting)
+                    if provider in rows]
+    return [rows[start:start + LISTING_CHUNK]
+            for start in range(0, len(rows), LISTING_CHUNK)]
 
 
 def _rendered(ctx, render, changed, fitting, chunks):

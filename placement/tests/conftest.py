@@ -5,7 +5,8 @@ date by the change log; a write that forgets to log what it changed
 would leave it stale without any test noticing. So, in every test, each
 refresh of an index is followed by a full load into a fresh index and
 the two are compared: any gabbi file or object test that writes and then
-asks for candidates proves that its writes were logged.
+asks for candidates proves that its writes were logged. The provider
+rows listings keep (``ListedRows``) are checked the same way.
 
 Every in-process application is also wrapped in ``ContractCheck``: each
 response must match the OpenAPI document of its microversion, and the
@@ -20,6 +21,7 @@ from placement import util
 
 from placement.objects import candidate_search
 from placement.objects import provider_index
+from placement.objects import provider_listing
 
 
 def _live(mapping):
@@ -80,6 +82,24 @@ def checked_provider_index():
     provider_index.ProviderIndex.refresh = checked
     yield
     provider_index.ProviderIndex.refresh = refresh
+
+
+@pytest.fixture(autouse=True, scope='session')
+def checked_provider_listing():
+    """The rows listings keep, checked like the index: after every
+    refresh, equal to a full load, in the same (id) order."""
+    refresh = provider_listing.ListedRows.refresh
+
+    def checked(self, conn, *args, **kwargs):
+        refresh(self, conn, *args, **kwargs)
+        fresh = provider_listing.ListedRows()
+        refresh(fresh, conn)
+        assert list(self.rows.items()) == list(fresh.rows.items()), (
+            'listed rows out of date')
+
+    provider_listing.ListedRows.refresh = checked
+    yield
+    provider_listing.ListedRows.refresh = refresh
 
 
 @pytest.fixture(autouse=True, scope='session')

@@ -1,0 +1,158 @@
+"""The rows provider listings show, kept in memory per process.
+
+``GET /resource_providers`` without filters, or with ``resources`` alone
+(the listings that show the most providers), shows every provider or those
+with room, in id order. Reading those rows from the database costs more
+than everything else such a listing does (a thousand providers: about a
+millisecond and a half on SQLite, most of it making Python strings).
+So each process keeps the listed row of every provider, and brings it
+up to date at the start of every listing from the change log
+(``placement.db.changes``), as the provider index does: the triggers log
+a provider whenever its row changes (a rename, a generation bump, a
+move in its tree) or is deleted, so a listing sees every write
+committed before it started, exactly as if it read the table.
+
+The cache has its own cursor in the log; pruning the log is left to
+the provider index. It is reloaded whole on first use, when the log was
+pruned beyond its cursor, and at least every
+``provider_index.MAX_AGE`` seconds. It holds about 400 bytes per
+provider (a row tuple and its strings; ``functional/objects/
+test_provider_listing.py`` bounds it).
+"""
+
+import collections
+import os
+import threading
+import time
+import weakref
+
+import sqlalchemy as sa
+
+from placement.db import changes
+from placement.db import tables
+from placement.objects import provider_index
+
+_RP = tables.resource_providers
+_PARENT = _RP.alias('parent_rp')
+_ROOT = _RP.alias('root_rp')
+_IDS = sa.bindparam('ids', expanding=True)
+
+#: What a listing reads of a provider: ``id, uuid, name, generation,
+#: parent_uuid, root_uuid, changed``. Parent and root uuids are read by
+#: id only for the providers that have them (a CASE around a scalar
+#: subquery is evaluated lazily): most listed providers are roots.
+#: ``changed`` is updated_at else created_at, as the database stores it
+#: (raw: only the newest of them is turned into a datetime), for
+#: Last-Modified.
+LISTED = sa.select(
+    _RP.c.id, _RP.c.uuid, _RP.c.name, _RP.c.generation,
+    sa.case((_RP.c.parent_provider_id.is_(None), sa.null()),
+            else_=sa.select(_PARENT.c.uuid)
+            .where(_PARENT.c.id == _RP.c.parent_provider_id)
+            .scalar_subquery()).label('parent_uuid'),
+    sa.case((sa.or_(_RP.c.root_provider_id.is_(None),
+                    _RP.c.root_provider_id == _RP.c.id), _RP.c.uuid),
+            else_=sa.select(_ROOT.c.uuid)
+            .where(_ROOT.c.id == _RP.c.root_provider_id)
+            .scalar_subquery()).label('root_uuid'),
+    sa.type_coerce(sa.func.coalesce(_RP.c.updated_at, _RP.c.created_at),
+                   sa.String).label('changed'))
+
+#: A listed row by name.
+ListedProvider = collections.namedtuple('ListedProvider', [
+    'id', 'uuid', 'name', 'generation', 'parent_uuid', 'root_uuid',
+    'changed'])
+
+_ALL = LISTED.order_by(_RP.c.id)
+# Ordered too: new providers are appended as they come.
+_SOME = LISTED.where(_RP.c.id.in_(_IDS)).order_by(_RP.c.id)
+#: Rows per IN list, and per part of a full load.
+_CHUNK = 500
+
+
+class ListedRows:
+    """``rows``: {provider id: its ``ListedProvider``}, in id order.
+
+    Callers hold ``lock`` from ``refresh`` until they have taken the
+    rows they need: a refresh changes ``rows`` in place.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.version = None
+        self.loaded_at = None
+        self.rows = {}
+
+    def refresh(self, conn, clock=time.monotonic):
+        """Bring the rows up to date with what ``conn`` sees."""
+        try:
+            self._refresh(conn, clock)
+        except BaseException:
+            # Half loaded: the next refresh must start from scratch.
+            self.version = self.loaded_at = None
+            raise
+
+    def _refresh(self, conn, clock):
+        log = changes.read(conn, self.version)
+        now = clock()
+        if (log.provider_ids is None or self.loaded_at is None
+                or now - self.loaded_at > provider_index.MAX_AGE):
+            self.rows = {}
+            for part in conn.execute(_ALL).partitions(_CHUNK * 20):
+                self._add(part)
+            self.loaded_at = now
+        elif log.provider_ids:
+            self._reload(conn, sorted(log.provider_ids))
+        # Rows read after the log may be newer than its cursor; the next
+        # refresh then reloads those providers once more.
+        self.version = log.version
+
+    def _reload(self, conn, ids):
+        rows = self.rows
+        last = next(reversed(rows), 0)
+        new = [provider for provider in ids if provider not in rows]
+        found = set()
+        for start in range(0, len(ids), _CHUNK):
+            part = conn.execute(_SOME,
+                                {'ids': ids[start:start + _CHUNK]}).all()
+            found.update(row[0] for row in part)
+            # A kept provider keeps its place: a dict key assigned again
+            # does not move.
+            self._add(part)
+        for provider in ids:
+            if provider not in found:
+                rows.pop(provider, None)
+        if any(provider < last and provider in found for provider in new):
+            # A new provider with an id below the newest one's (ids are
+            # usually handed out in order): back into id order.
+            self.rows = dict(sorted(rows.items()))
+
+    def _add(self, part):
+        rows = self.rows
+        for row in part:
+            provider, uuid, name, generation, parent, root, changed = row
+            if root == uuid:
+                root = uuid  # one string for a root's two uuids
+            rows[provider] = ListedProvider(provider, uuid, name,
+                                            generation, parent, root,
+                                            changed)
+
+
+# -- one per process and database ---------------------------------------------
+
+_CACHES = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def of(db):
+    """The listed rows of database ``db`` in this process."""
+    cache = _CACHES.get(db)
+    if cache is None:
+        with _CACHES_LOCK:
+            cache = _CACHES.setdefault(db, ListedRows())
+    return cache
+
+
+if hasattr(os, 'register_at_fork'):
+    # A forked worker starts afresh: an inherited lock may be held.
+    os.register_at_fork(after_in_child=_CACHES.clear)

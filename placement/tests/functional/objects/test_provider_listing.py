@@ -1,0 +1,139 @@
+"""The provider rows listings keep per process: they follow every write,
+stay in id order and cost little memory per provider."""
+
+import time
+import tracemalloc
+import uuid
+
+import sqlalchemy as sa
+
+from benchmarks import scale
+from placement.db import api as db_api
+from placement.db import tables
+from placement.objects import inventory as inv_obj
+from placement.objects import provider_listing
+from placement.objects import resource_provider as rp_obj
+from placement.tests import fixtures
+
+_RP = tables.resource_providers
+
+
+def _read(ctx):
+    """The listing as the table says it now."""
+    with ctx.db.transaction(write=False) as conn:
+        return [tuple(row) for row in conn.execute(
+            provider_listing.LISTED.order_by(_RP.c.id)).all()]
+
+
+def _kept(ctx):
+    """The listing from the process's kept rows."""
+    return [tuple(row) for row in rp_obj.list_providers(ctx)]
+
+
+def _sql(ctx, stmt):
+    with ctx.db.transaction(write=True) as conn:
+        conn.execute(stmt)
+
+
+def test_rows_follow_every_kind_of_write(ctx):
+    parent = rp_obj.create(ctx, str(uuid.uuid4()), 'parent')
+    child = rp_obj.create(ctx, str(uuid.uuid4()), 'child', parent.uuid)
+    other = rp_obj.create(ctx, str(uuid.uuid4()), 'other')
+    assert _kept(ctx) == _read(ctx)
+    steps = [
+        lambda: rp_obj.update(ctx, other, 'renamed'),
+        lambda: inv_obj.replace_all(
+            ctx, rp_obj.get_by_uuid(ctx, parent.uuid),
+            {'VCPU': {'total': 4}}),
+        lambda: rp_obj.update(ctx, child, 'child', other.uuid,
+                              allow_reparent=True),
+        lambda: rp_obj.update(ctx, rp_obj.get_by_uuid(ctx, child.uuid),
+                              'child', None, allow_reparent=True),
+        # Hand SQL is logged by the triggers all the same.
+        lambda: _sql(ctx, sa.update(_RP).where(_RP.c.id == parent.id)
+                     .values(name='by-hand', generation=7)),
+        lambda: rp_obj.destroy(ctx, child.uuid),
+        lambda: rp_obj.create(ctx, str(uuid.uuid4()), 'late'),
+    ]
+    for step in steps:
+        before = _kept(ctx)
+        step()
+        after = _kept(ctx)
+        assert after != before
+        assert after == _read(ctx)
+    assert [row[2] for row in _kept(ctx)] == ['by-hand', 'renamed', 'late']
+
+
+def test_a_provider_given_an_older_id_is_listed_in_id_order(ctx):
+    first, second = (rp_obj.create(ctx, str(uuid.uuid4()), name)
+                     for name in ('first', 'second'))
+    rp_obj.destroy(ctx, first.uuid)
+    assert [row.name for row in rp_obj.list_providers(ctx)] == ['second']
+    _sql(ctx, sa.insert(_RP).values(
+        id=first.id, uuid=str(uuid.uuid4()), name='again', generation=0,
+        root_provider_id=first.id))
+    assert [row.name for row in rp_obj.list_providers(ctx)] == [
+        'again', 'second']
+    assert _kept(ctx) == _read(ctx)
+
+
+def test_resources_listing_takes_the_kept_rows_of_the_fitting(ctx):
+    small, big = (rp_obj.create(ctx, str(uuid.uuid4()), name)
+                  for name in ('small', 'big'))
+    for provider, total in ((small, 2), (big, 8)):
+        inv_obj.replace_all(ctx, provider, {'VCPU': {'total': total}})
+    listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    assert [tuple(row) for row in listed] == [
+        row for row in _read(ctx) if row[2] == 'big']
+
+
+def test_a_refresh_reads_only_the_rows_that_changed(ctx):
+    providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+                 for i in range(3)]
+    kept = provider_listing.ListedRows()
+
+    def refresh():
+        with ctx.db.transaction(write=False) as conn:
+            kept._refresh(conn, time.monotonic)  # as tests do not check it
+
+    def rows_read():
+        return [statement for statement in fixtures.statements_sent(
+            ctx, refresh) if 'FROM resource_providers' in statement]
+
+    refresh()
+    assert len(kept.rows) == 3
+    assert rows_read() == []
+    rp_obj.update(ctx, providers[1], 'renamed')
+    (read,) = rows_read()
+    assert 'IN (' in read
+    assert [row.name for row in kept.rows.values()] == [
+        'rp0', 'renamed', 'rp2']
+
+
+def test_one_per_process_and_database(tmp_path):
+    # of() only keys by the Database object: no schema is needed.
+    first, second = (db_api.Database('sqlite:///%s' % (tmp_path / name))
+                     for name in ('a.sqlite', 'b.sqlite'))
+    try:
+        assert provider_listing.of(first) is provider_listing.of(first)
+        assert provider_listing.of(first) is not provider_listing.of(second)
+    finally:
+        first.dispose()
+        second.dispose()
+
+
+def test_memory_per_provider_is_bounded(ctx):
+    scale.bulk_load(str(ctx.db.engine.url), scale.flat_providers(1000))
+    rp_obj.list_providers(ctx)  # statements compiled, caches warm
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        rows = provider_listing.ListedRows()
+        with ctx.db.transaction(write=False) as conn:
+            rows.refresh(conn)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(rows.rows) == 1000
+    # A row tuple, its uuid, name and change time, its dict entry.
+    assert held / 1000 < 450, held / 1000

@@ -10,7 +10,8 @@ A body can hold tens of thousands of candidates, so rendering avoids
 repeated work: a partial candidate takes part in many candidates and is
 rendered once per request; what a group's template places is one dict
 shared by all candidates placing it; a summary's dict is kept between
-requests for as long as the engine returns the same summary. Rendered
+requests for as long as the engine returns the same summary, and so is
+its JSON text (``encoded``, which gives the body as bytes). Rendered
 values are shared, never changed afterwards: older shapes copy what they
 change.
 """
@@ -212,26 +213,26 @@ def _merged(pieces):
 #: Encoded summaries kept between requests, like ``_SUMMARIES``:
 #: {uuid: (summary, b'"uuid":{...}')}.
 _ENCODED = {}
-#: Provider uuids as JSON strings: {uuid: b'"uuid"'}.
-_QUOTED = {}
 
 
 def encoded(result, version, requested):
     """``body(result, version, requested)`` as JSON bytes.
 
-    From 1.29 the body is written as bytes directly, never as dicts:
-    each partial, group template and summary is encoded once (summaries
-    once per Summary, between requests) and every candidate is a join of
-    those pieces. Older versions encode ``body``.
+    From 1.29, where a summary shows all it has, each summary is
+    encoded once for as long as the engine returns the same Summary, and
+    only the candidates are encoded per request (measured: as dicts
+    encoded by orjson they cost less than pieced together from encoded
+    fragments).
     """
     if version < microversion.NESTED_CANDIDATES:
         return orjson.dumps(body(result, version, requested))
-    encoding = _Encoding(result,
-                         version >= microversion.CANDIDATE_MAPPINGS)
-    candidates = encoding.candidates()
-    summaries = _encoded_summaries(result.summaries(encoding.contributing))
-    return b''.join((b'{"allocation_requests":[', b','.join(candidates),
-                     b'],"provider_summaries":{', b','.join(summaries),
+    rendering = _Rendering(result)
+    candidates = rendering.candidates()
+    if version < microversion.CANDIDATE_MAPPINGS:
+        candidates = [_older_candidate(c, version) for c in candidates]
+    summaries = _encoded_summaries(result.summaries(rendering.contributing))
+    return b''.join((b'{"allocation_requests":', orjson.dumps(candidates),
+                     b',"provider_summaries":{', b','.join(summaries),
                      b'}}'))
 
 
@@ -239,8 +240,6 @@ def _encoded_summaries(summaries):
     """[b'"uuid":{...}', ...] of Summaries, encoded once per Summary."""
     if len(_ENCODED) > MAX_KEPT_SUMMARIES:
         _ENCODED.clear()
-    if len(_QUOTED) > MAX_KEPT_SUMMARIES:
-        _QUOTED.clear()
     kept, dumps = _ENCODED, orjson.dumps
     encoded = []
     for summary in summaries:
@@ -251,164 +250,3 @@ def _encoded_summaries(summaries):
                 summary, b'%s:%s' % (dumps(uuid), dumps(_summary(summary))))
         encoded.append(entry[1])
     return encoded
-
-
-class _Encoding:
-    """Candidates as JSON texts, pieced together from fragments.
-
-    A partial is encoded once per request as its allocations (members of
-    the ``allocations`` object, ``b'"uuid":{"resources":{...}}'``, or
-    b'' when it places nothing) and its mapped uuids (``b'"uuid",...'``);
-    a candidate joins its partials' fragments into a text made once per
-    combination of suffixes. Partials placing on one provider are summed
-    as dicts (``_Rendering``), which is rare.
-    """
-
-    def __init__(self, result, mappings):
-        self._found = result.candidates
-        self._uuid, self._names = result.uuid, result.class_names
-        self._mappings = mappings
-        self._quoted = {}
-        self._encoded = {}
-        self._templates = {}
-        self._forms = {}
-        self._dicts = _Rendering(result)
-        #: Providers placing something in some candidate.
-        self.contributing = self._dicts.contributing
-
-    def candidates(self):
-        encoded, encode = self._encoded, self._encode
-        forms, form = self._forms, self._form
-        quoted, quote = self._quoted, self._quote
-        resources = self._resources
-        contributing = self.contributing
-        mappings = self._mappings
-        result = []
-        append = result.append
-        for suffixes, partials in self._found:
-            shape = forms.get(suffixes) or form(suffixes)
-            if len(partials) == 1:
-                partial = partials[0]
-                if partial.template is not None:
-                    # One provider placing its group's amounts, in no
-                    # other candidate: encoded here, not kept.
-                    provider = partial.providers[0]
-                    contributing.add(provider)
-                    uuid = quoted.get(provider) or quote(provider)
-                    placed = uuid + b':' + resources(partial.template)
-                    append(shape % (placed, uuid) if mappings
-                           else shape % placed)
-                    continue
-                _, placed, uuids = (encoded.get(id(partial))
-                                    or encode(partial))
-                append(shape % (placed, uuids) if mappings
-                       else shape % placed)
-                continue
-            if len(partials) == 2:
-                first = encoded.get(id(partials[0])) or encode(partials[0])
-                second = encoded.get(id(partials[1])) or encode(partials[1])
-                if not second[1]:
-                    placed = first[1]
-                elif not first[1]:
-                    placed = second[1]
-                elif first[0].isdisjoint(second[0]):
-                    placed = first[1] + b',' + second[1]
-                else:
-                    placed = self._summed(partials)
-                append(shape % (placed, first[2], second[2]) if mappings
-                       else shape % placed)
-                continue
-            pieces = [encoded.get(id(partial)) or encode(partial)
-                      for partial in partials]
-            placing = [piece for piece in pieces if piece[1]]
-            if len(frozenset().union(*[piece[0] for piece in placing])) \
-                    == sum([len(piece[0]) for piece in placing]):
-                placed = b','.join([piece[1] for piece in placing])
-            else:
-                placed = self._summed(partials)
-            append(shape % (placed, *[piece[2] for piece in pieces])
-                   if mappings else shape % placed)
-        return result
-
-    def _form(self, suffixes):
-        """The text of a candidate of ``suffixes`` with ``%s`` for its
-        allocations and, with mappings, each group's uuids."""
-        if self._mappings:
-            shape = b'{"allocations":{%%s},"mappings":{%s}}' % b','.join(
-                orjson.dumps(suffix).replace(b'%', b'%%') + b':[%s]'
-                for suffix in suffixes)
-        else:
-            shape = b'{"allocations":{%s}}'
-        self._forms[suffixes] = shape
-        return shape
-
-    def _quote(self, provider):
-        """b'"uuid"' of ``provider``."""
-        uuid = self._uuid[provider]
-        quoted = _QUOTED.get(uuid)
-        if quoted is None:
-            quoted = _QUOTED[uuid] = _string(uuid)
-        self._quoted[provider] = quoted
-        return quoted
-
-    def _encode(self, partial):
-        """(providers placing, allocations, mapped uuids) of one
-        partial."""
-        quote = self._quote
-        providers = partial.providers
-        if len(providers) == 1:
-            uuids = self._quoted.get(providers[0]) or quote(providers[0])
-        else:
-            uuids = b','.join([quote(p) for p in providers])
-        if partial.template is not None:
-            self.contributing.add(providers[0])
-            places = frozenset(providers)
-            placed = uuids + b':' + self._resources(partial.template)
-        elif partial.amounts:
-            per_provider = collections.defaultdict(list)
-            for provider, rc, amount in partial.amounts:
-                per_provider[provider].append((rc, amount))
-            self.contributing.update(per_provider)
-            places = frozenset(per_provider)
-            placed = b','.join([
-                quote(provider) + b':' + self._placing(amounts)
-                for provider, amounts in per_provider.items()])
-        else:
-            places, placed = _NOTHING, b''
-        encoded = self._encoded[id(partial)] = (places, placed, uuids)
-        return encoded
-
-    def _resources(self, template):
-        """``_placing`` of a group's template, once per template."""
-        placed = self._templates.get(id(template))
-        if placed is None:
-            # The template is kept too, so that its id is not reused.
-            placed = self._templates[id(template)] = (
-                self._placing(template), template)
-        return placed[0]
-
-    def _placing(self, amounts):
-        names = self._names
-        return orjson.dumps({'resources': {names[rc]: amount
-                                           for rc, amount in amounts}})
-
-    def _summed(self, partials):
-        """Allocations of partials placing on a common provider."""
-        dicts = self._dicts
-        pieces = [dicts._rendered.get(id(partial)) or dicts._render(partial)
-                  for partial in partials]
-        return orjson.dumps(_merged([placed for _, placed in pieces]))[1:-1]
-
-
-_NOTHING = frozenset()
-
-
-def _string(text):
-    """``text`` as a JSON string.
-
-    Many small texts kept alive cost orjson about a microsecond each
-    (measured); a uuid needs no escaping, so it is quoted as it is.
-    """
-    if text.isascii() and text.replace('-', '').isalnum():
-        return b'"%s"' % text.encode()
-    return orjson.dumps(text)

@@ -517,6 +517,7 @@ class _FittingPartials(collections.abc.Mapping):
             # Every provider is its own tree.
             self._trees = None
         self._done = {}
+        self._verdicts = {}
 
     def _qualifying(self, anchor):
         if self._trees is not None:
@@ -526,6 +527,12 @@ class _FittingPartials(collections.abc.Mapping):
         else:
             raise KeyError(anchor)
         others, excluded = self._others, self._excluded
+        if len(others) == 1:
+            # The usual case (one other class), without a generator per
+            # provider.
+            (other,) = others
+            return [provider for provider in providers
+                    if provider in other and provider not in excluded]
         return [provider for provider in providers
                 if provider not in excluded
                 and all(provider in other for other in others)]
@@ -535,8 +542,8 @@ class _FittingPartials(collections.abc.Mapping):
         if found is None:
             builder, amounts = self._builder, self._amounts
             found = []
-            for provider in builder.index.fitting(self._qualifying(anchor),
-                                                  amounts):
+            for provider in builder.index.fitting(
+                    self._qualifying(anchor), amounts, self._verdicts):
                 if self._shared:
                     builder._note_rooms(provider, self._shared)
                 found.append(search.make_partial(((provider,), tuple(

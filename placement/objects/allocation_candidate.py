@@ -410,10 +410,7 @@ class _SpaceBuilder:
         return partials
 
     def _note_rooms(self, provider, classes):
-        """Keep the room of the classes several groups ask for: only
-        their consolidated amounts can exceed it."""
-        for rc in classes:
-            self.space.room[provider, rc] = self.index.room(provider, rc)
+        _note_rooms(self.index, self.space.room, provider, classes)
 
     def _resourceless(self, ids):
         """Resourceless groups: traits and aggregates only; need a positive
@@ -500,7 +497,12 @@ class _FittingPartials(collections.abc.Mapping):
     """
 
     def __init__(self, builder, sets, excluded, amounts):
-        self._builder, self._amounts = builder, amounts
+        # Not the builder: it reaches this through the search space, and
+        # a reference cycle would keep every partial of the request alive
+        # until the cycle collector's next pass, which then scans them
+        # all (see util.collector_paused).
+        self._index, self._room, self._amounts = (
+            builder.index, builder.space.room, amounts)
         self._shared = builder.space.shared_classes.intersection(
             rc for rc, _ in amounts)
         sets = sorted(sets, key=len)
@@ -540,12 +542,12 @@ class _FittingPartials(collections.abc.Mapping):
     def __getitem__(self, anchor):
         found = self._done.get(anchor)
         if found is None:
-            builder, amounts = self._builder, self._amounts
+            index, amounts = self._index, self._amounts
             found = []
-            for provider in builder.index.fitting(
+            for provider in index.fitting(
                     self._qualifying(anchor), amounts, self._verdicts):
                 if self._shared:
-                    builder._note_rooms(provider, self._shared)
+                    _note_rooms(index, self._room, provider, self._shared)
                 found.append(search.make_partial(((provider,), tuple(
                     [(provider, rc, amount) for rc, amount in amounts]),
                     amounts)))
@@ -557,6 +559,13 @@ class _FittingPartials(collections.abc.Mapping):
 
     def __len__(self):
         return len(self._pool if self._trees is None else self._trees)
+
+
+def _note_rooms(index, room, provider, classes):
+    """Keep in ``room`` the room of the classes several groups ask for:
+    only their consolidated amounts can exceed it."""
+    for rc in classes:
+        room[provider, rc] = index.room(provider, rc)
 
 
 def _combinations(ids, per_class, traits):

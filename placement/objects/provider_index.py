@@ -332,15 +332,17 @@ class ProviderIndex:
             self.summaries[provider] = summary
         return summary
 
-    def fitting(self, providers, amounts):
+    def fitting(self, providers, amounts, verdicts=None):
         """Those of ``providers`` (in order) that can take every ``(class,
         amount)`` of ``amounts`` on its own (the capacity test of
-        api-ref/allocation-candidates.rst)."""
+        api-ref/allocation-candidates.rst). ``verdicts`` ({} to start)
+        keeps the tests for later calls with the same ``amounts``."""
         inventories = self.inventories
         # Providers with equal inventories and usage share one map (see
         # _add_offers): each map is tested once, keyed by its identity
         # (and kept, so that the identity cannot be reused meanwhile).
-        verdicts = {}
+        if verdicts is None:
+            verdicts = {}
         for provider in providers:
             own = inventories[provider]
             verdict = verdicts.get(id(own))

@@ -85,3 +85,26 @@ def test_lazy_partials_find_what_eager_ones_do(ctx, monkeypatch, seed,
     eager = [_find(topo, request) for request in requests]
     assert lazy == eager
     assert any(candidates for candidates, _ in lazy)
+
+
+def test_lazy_only_where_the_search_may_stop_early(ctx, monkeypatch):
+    """Without a cap, or with one above the providers that may match,
+    every anchor is reached: partials are worked out at once."""
+    topo = test_allocation_candidate.Topology(ctx)
+    for i in range(5):
+        topo.add('rp%d' % i, inventory={'VCPU': 4})
+    made = []
+
+    class Counted(ac._FittingPartials):
+        def __init__(self, *args):
+            made.append(self)
+            super().__init__(*args)
+    monkeypatch.setattr(ac, '_FittingPartials', Counted)
+    group = ac.RequestGroup(resources={'VCPU': 1})
+    found = {}
+    for limit in (None, 5, 4, 1):
+        made.clear()
+        candidates, _ = _find(topo, ac.Request(groups=[group], limit=limit))
+        found[limit] = (len(candidates), bool(made))
+    assert found == {None: (5, False), 5: (5, False), 4: (4, True),
+                     1: (1, True)}

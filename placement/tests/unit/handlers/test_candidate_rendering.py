@@ -1,5 +1,7 @@
 """Shaping the engine's domain values into candidate bodies."""
 
+import orjson
+
 from placement.handlers import candidate_rendering as rendering
 from placement import microversion
 from placement.objects import allocation_candidate as ac
@@ -119,3 +121,20 @@ def test_summaries_are_rendered_once_per_summary():
     assert second['cn'] is not first['cn']
     assert second['cn']['resources'] == {'VCPU': {'capacity': 8, 'used': 2}}
     assert second['numa'] is first['numa']
+
+
+def test_encoded_summaries_are_kept_per_summary():
+    candidates = [(('',), (_lone(NUMA),))]
+    version = microversion.MAX_VERSION
+    first = rendering.encoded(_result(candidates), version, {'VCPU'})
+    kept = dict(rendering._ENCODED)
+    assert rendering.encoded(_result(candidates), version, {'VCPU'}) == first
+    assert rendering._ENCODED['cn'] is kept['cn']
+    changed = dict(SUMMARIES, cn=_summary('cn', (('VCPU', 8, 2),)))
+    second = rendering.encoded(_result(candidates, changed), version,
+                               {'VCPU'})
+    assert rendering._ENCODED['cn'] is not kept['cn']
+    assert rendering._ENCODED['numa'] is kept['numa']
+    assert second == orjson.dumps(
+        rendering.body(_result(candidates, changed), version, {'VCPU'}))
+    assert b'"used":2' in second

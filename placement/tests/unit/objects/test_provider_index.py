@@ -84,6 +84,18 @@ def test_fitting_keeps_the_order_it_was_given(index):
     assert fitting(index, [4, 2], VCPU=1) == [4, 2]
 
 
+def test_fitting_verdicts_carry_over_between_calls(index):
+    """Verdicts passed in are reused: one test per inventory map across
+    calls (the lazy search asks tree by tree)."""
+    verdicts = {}
+    assert list(index.fitting([2], [(VCPU, 3)], verdicts)) == []
+    assert list(index.fitting([4], [(VCPU, 3)], verdicts)) == [4]
+    assert len(verdicts) == 2
+    index.inventories[4] = index.inventories[2]  # now the same map
+    assert list(index.fitting([4], [(VCPU, 3)], verdicts)) == []
+    assert len(verdicts) == 2
+
+
 def test_fitting_honours_min_max_and_step(index):
     assert fitting(index, [4], MEMORY_MB=256) == [4]
     assert fitting(index, [4], MEMORY_MB=128) == []     # below min_unit

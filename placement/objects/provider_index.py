@@ -23,12 +23,10 @@ they need: a refresh mutates the maps in place.
 
 import collections
 import logging
-import os
 import threading
 import time
 import types
 import typing
-import weakref
 
 import sqlalchemy as sa
 
@@ -37,6 +35,7 @@ from placement.db import tables
 from placement import metrics
 from placement.objects import aggregate as aggregate_obj
 from placement.objects import capacity as capacity_rule
+from placement.objects import per_process
 
 LOG = logging.getLogger(__name__)
 
@@ -496,19 +495,9 @@ def _rows(conn, stmt, column, ids):
 
 # -- one index per process and database ---------------------------------------
 
-_INDEXES = weakref.WeakKeyDictionary()
-_INDEXES_LOCK = threading.Lock()
+_INDEXES = per_process.PerDatabase(ProviderIndex)
 
 
 def of(db):
     """The index of database ``db`` in this process."""
-    index = _INDEXES.get(db)
-    if index is None:
-        with _INDEXES_LOCK:
-            index = _INDEXES.setdefault(db, ProviderIndex())
-    return index
-
-
-if hasattr(os, 'register_at_fork'):
-    # A forked worker starts afresh: an inherited lock may be held.
-    os.register_at_fork(after_in_child=_INDEXES.clear)
+    return _INDEXES.of(db)

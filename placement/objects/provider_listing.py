@@ -21,15 +21,14 @@ test_provider_listing.py`` bounds it).
 """
 
 import collections
-import os
 import threading
 import time
-import weakref
 
 import sqlalchemy as sa
 
 from placement.db import changes
 from placement.db import tables
+from placement.objects import per_process
 from placement.objects import provider_index
 
 _RP = tables.resource_providers
@@ -140,19 +139,9 @@ class ListedRows:
 
 # -- one per process and database ---------------------------------------------
 
-_CACHES = weakref.WeakKeyDictionary()
-_CACHES_LOCK = threading.Lock()
+_CACHES = per_process.PerDatabase(ListedRows)
 
 
 def of(db):
     """The listed rows of database ``db`` in this process."""
-    cache = _CACHES.get(db)
-    if cache is None:
-        with _CACHES_LOCK:
-            cache = _CACHES.setdefault(db, ListedRows())
-    return cache
-
-
-if hasattr(os, 'register_at_fork'):
-    # A forked worker starts afresh: an inherited lock may be held.
-    os.register_at_fork(after_in_child=_CACHES.clear)
+    return _CACHES.of(db)

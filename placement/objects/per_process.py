@@ -1,9 +1,12 @@
 """State kept once per process and database (the provider index, the
-rows provider listings show)."""
+rows provider listings show), and kept up to date by the change log."""
 
 import os
 import threading
+import time
 import weakref
+
+from placement.db import changes
 
 
 class PerDatabase:
@@ -24,3 +27,48 @@ class PerDatabase:
             with self._lock:
                 found = self._objects.setdefault(db, self._factory())
         return found
+
+
+class LogFollower:
+    """State kept up to date from the provider change log
+    (``placement.db.changes``): ``refresh`` loads it whole on first use,
+    when the log says everything may have changed (or no longer holds
+    what the follower missed), and every ``max_age`` seconds; otherwise
+    it loads again only the providers logged since the last refresh.
+
+    Subclasses define ``max_age``, ``load_all(conn)`` and
+    ``load_changed(conn, provider_ids)``.
+    """
+
+    max_age = None
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.version = None
+        self.loaded_at = None
+
+    def refresh(self, conn, clock=time.monotonic):
+        """Bring the state up to date with what ``conn`` sees."""
+        self._refresh(conn, clock)
+
+    def _refresh(self, conn, clock):
+        """``refresh``; return (the log read, whether everything was
+        loaded)."""
+        try:
+            log = changes.read(conn, self.version)
+            now = clock()
+            full = (log.provider_ids is None or self.loaded_at is None
+                    or now - self.loaded_at > self.max_age)
+            if full:
+                self.load_all(conn)
+                self.loaded_at = now
+            elif log.provider_ids:
+                self.load_changed(conn, log.provider_ids)
+        except BaseException:
+            # Half loaded: the next refresh must start from scratch.
+            self.version = self.loaded_at = None
+            raise
+        # Rows read after the log may be newer than its cursor; the next
+        # refresh then loads those providers once more.
+        self.version = log.version
+        return log, full

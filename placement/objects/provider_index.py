@@ -23,7 +23,6 @@ they need: a refresh mutates the maps in place.
 
 import collections
 import logging
-import threading
 import time
 import types
 import typing
@@ -68,7 +67,7 @@ class Summary(typing.NamedTuple):
     root_uuid: str
 
 
-class ProviderIndex:
+class ProviderIndex(per_process.LogFollower):
     """Providers by id, with the reverse maps the search filters on.
 
     Per provider: ``uuid`` (and ``by_uuid`` back), ``parent`` (id or
@@ -85,10 +84,10 @@ class ProviderIndex:
     are kept too (``class_ids``, ``trait_ids``, ``aggregate_ids``).
     """
 
+    max_age = MAX_AGE
+
     def __init__(self):
-        self.lock = threading.Lock()
-        self.version = None
-        self.loaded_at = None
+        super().__init__()
         self._clear()
 
     def _clear(self):
@@ -116,44 +115,30 @@ class ProviderIndex:
 
     # -- keeping up to date --------------------------------------------------
 
-    def refresh(self, conn, clock=time.monotonic):
-        """Bring the index up to date with what ``conn`` sees."""
-        try:
-            self._refresh(conn, clock)
-        except BaseException:
-            # Half loaded: the next refresh must start from scratch.
-            self.version = self.loaded_at = None
-            raise
-
     def _refresh(self, conn, clock):
         started = time.perf_counter()
-        log = changes.read(conn, self.version)
-        now = clock()
-        full = (log.provider_ids is None or self.loaded_at is None
-                or now - self.loaded_at > MAX_AGE)
-        if full:
-            self._clear()
-            self._load(conn, None)
-            self.loaded_at = now
-        elif log.provider_ids:
-            parents = {p: self.parent.get(p, _GONE) for p in log.provider_ids}
-            for provider in log.provider_ids:
-                self._forget(provider)
-            self._load(conn, log.provider_ids)
-            if any(self.parent.get(p, _GONE) != parent
-                   for p, parent in parents.items()):
-                # A provider moved, came or went: lines of ancestors of
-                # its descendants may have changed too.
-                self.lines = {}
-                self._lone = None
-        # Rows read after the log may be newer than its cursor; the
-        # next refresh then reloads those providers once more.
-        self.version = log.version
+        log, full = super()._refresh(conn, clock)
         if log.prune_to is not None:
             _prune(conn, log.prune_to)
         metrics.index_refreshed(
             time.perf_counter() - started,
             len(self.uuid) if full else len(log.provider_ids or ()), full)
+
+    def load_all(self, conn):
+        self._clear()
+        self._load(conn, None)
+
+    def load_changed(self, conn, provider_ids):
+        parents = {p: self.parent.get(p, _GONE) for p in provider_ids}
+        for provider in provider_ids:
+            self._forget(provider)
+        self._load(conn, provider_ids)
+        if any(self.parent.get(p, _GONE) != parent
+               for p, parent in parents.items()):
+            # A provider moved, came or went: lines of ancestors of its
+            # descendants may have changed too.
+            self.lines = {}
+            self._lone = None
 
     def _forget(self, provider):
         if provider not in self.uuid:

@@ -21,12 +21,9 @@ test_provider_listing.py`` bounds it).
 """
 
 import collections
-import threading
-import time
 
 import sqlalchemy as sa
 
-from placement.db import changes
 from placement.db import tables
 from placement.objects import per_process
 from placement.objects import provider_index
@@ -69,44 +66,26 @@ _SOME = LISTED.where(_RP.c.id.in_(_IDS)).order_by(_RP.c.id)
 _CHUNK = 500
 
 
-class ListedRows:
+class ListedRows(per_process.LogFollower):
     """``rows``: {provider id: its ``ListedProvider``}, in id order.
 
     Callers hold ``lock`` from ``refresh`` until they have taken the
     rows they need: a refresh changes ``rows`` in place.
     """
 
+    max_age = provider_index.MAX_AGE
+
     def __init__(self):
-        self.lock = threading.Lock()
-        self.version = None
-        self.loaded_at = None
+        super().__init__()
         self.rows = {}
 
-    def refresh(self, conn, clock=time.monotonic):
-        """Bring the rows up to date with what ``conn`` sees."""
-        try:
-            self._refresh(conn, clock)
-        except BaseException:
-            # Half loaded: the next refresh must start from scratch.
-            self.version = self.loaded_at = None
-            raise
+    def load_all(self, conn):
+        self.rows = {}
+        for part in conn.execute(_ALL).partitions(_CHUNK * 20):
+            self._add(part)
 
-    def _refresh(self, conn, clock):
-        log = changes.read(conn, self.version)
-        now = clock()
-        if (log.provider_ids is None or self.loaded_at is None
-                or now - self.loaded_at > provider_index.MAX_AGE):
-            self.rows = {}
-            for part in conn.execute(_ALL).partitions(_CHUNK * 20):
-                self._add(part)
-            self.loaded_at = now
-        elif log.provider_ids:
-            self._reload(conn, sorted(log.provider_ids))
-        # Rows read after the log may be newer than its cursor; the next
-        # refresh then reloads those providers once more.
-        self.version = log.version
-
-    def _reload(self, conn, ids):
+    def load_changed(self, conn, provider_ids):
+        ids = sorted(provider_ids)
         rows = self.rows
         last = next(reversed(rows), 0)
         new = [provider for provider in ids if provider not in rows]

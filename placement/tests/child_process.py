@@ -4,7 +4,8 @@ They are stopped by pid when a test finishes, but a test process that is
 killed (a CI timeout, SIGKILL) stops nothing: the kernel's parent-death
 signal (Linux ``prctl(PR_SET_PDEATHSIG)``) then sends them SIGTERM.
 Start servers from the main thread: the signal follows the thread that
-forked them.
+forked them. A server that daemonises (PostgreSQL through ``pg_ctl``)
+leaves its parent and is out of reach.
 """
 
 import ctypes

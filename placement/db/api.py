@@ -129,8 +129,9 @@ class Database:
     """One engine per process, created from configuration."""
 
     def __init__(self, url, sqlite_synchronous=True, mysql_sql_mode=None,
-                 mysql_wsrep_sync_wait=None, pool_size=None, max_overflow=None, pool_timeout=None,
-                 pool_recycle=3600, echo=False):
+                 mysql_wsrep_sync_wait=None, pool_size=None,
+                 max_overflow=None, pool_timeout=None, pool_recycle=3600,
+                 echo=False):
         self.url = sa.engine.make_url(url)
         self.dialect = self.url.get_backend_name()
         kwargs = {'future': True, 'pool_pre_ping': False,
@@ -249,7 +250,7 @@ class Database:
                 finally:
                     conn.exec_driver_sql(
                         'SET SESSION lock_wait_timeout = DEFAULT')
-        except sa_exc.DBAPIError as exc:
+        except (sa_exc.DBAPIError, sa_exc.TimeoutError) as exc:
             if not self._reload_refused:
                 self._reload_refused = True
                 LOG.warning(

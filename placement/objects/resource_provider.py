@@ -498,10 +498,8 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     if in_tree is not None and not (name is not None or uuid is not None
                                     or required or member_of or resources):
         # A tree is small: read whole, handed out in chunks all the same.
-        rows = _IN_TREE.rows(ctx.conn, in_tree=in_tree)
-        return _rendered(ctx, render, changed, None, [
-            rows[start:start + LISTING_CHUNK]
-            for start in range(0, len(rows), LISTING_CHUNK)])
+        return _rendered(ctx, render, changed, None, _chunked(
+            _IN_TREE.rows(ctx.conn, in_tree=in_tree)))
     stmt = _LISTED.order_by(_RP.c.id)
     if name is not None:
         stmt = stmt.where(_RP.c.name == name if db_api.storable(name)
@@ -551,6 +549,12 @@ def _kept_rows(ctx, resources):
         else:
             rows = [rows[provider] for provider in sorted(fitting)
                     if provider in rows]
+    return _chunked(rows)
+
+
+def _chunked(rows):
+    """``rows`` (a list) in chunks of ``LISTING_CHUNK``, as a streamed
+    listing hands them out."""
     return [rows[start:start + LISTING_CHUNK]
             for start in range(0, len(rows), LISTING_CHUNK)]
 

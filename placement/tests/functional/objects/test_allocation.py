@@ -276,3 +276,15 @@ def test_generations_compare_and_set_together(ctx, provider):
     with pytest.raises(exception.ResourceProviderConcurrentUpdateDetected):
         db_api.writer(rp_obj.increment_generations)(ctx, stale)
     assert rp_obj.get_by_uuid(ctx, other.uuid).generation == fresh.generation
+
+
+def test_deleting_a_consumer_takes_two_statements(ctx, provider):
+    consumer = str(uuid.uuid4())
+    _write(ctx, provider, {consumer: 1})
+    sent = fixtures.statements_sent(
+        ctx, alloc_obj.delete_by_consumer, ctx, consumer)
+    assert [s.split(' WHERE ')[0] for s in sent] == [
+        'DELETE FROM allocations', 'DELETE FROM consumers'], sent
+    assert alloc_obj.get_by_consumer(ctx, consumer).allocations == {}
+    with pytest.raises(exception.ConsumerAllocationsNotFound):
+        alloc_obj.delete_by_consumer(ctx, consumer)

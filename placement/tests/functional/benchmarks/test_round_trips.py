@@ -18,14 +18,14 @@ BUDGETS = {
     'sqlite': {
         'GET in_tree': 3, 'GET inventories': 4, 'GET traits': 4,
         'GET aggregates': 4, 'GET sharing': 5, 'PUT inventories': 6,
-        'PUT allocations': 11, 'GET allocations': 3,
-        'POST allocations': 12, 'DELETE allocations': 4,
+        'PUT allocations': 10, 'GET allocations': 3,
+        'POST allocations': 11, 'DELETE allocations': 4,
         'DELETE allocations (instance)': 4, 'GET usages': 3},
     'postgresql': {
         'GET in_tree': 1, 'GET inventories': 2, 'GET traits': 2,
         'GET aggregates': 2, 'GET sharing': 3, 'PUT inventories': 6,
-        'PUT allocations': 11, 'GET allocations': 1,
-        'POST allocations': 12, 'DELETE allocations': 4,
+        'PUT allocations': 10, 'GET allocations': 1,
+        'POST allocations': 11, 'DELETE allocations': 4,
         'DELETE allocations (instance)': 4, 'GET usages': 1},
 }
 

@@ -14,9 +14,11 @@ same way (flat nodes, aggregates with sharing providers, instances)::
     python3 -m benchmarks.round_trips            # SQLite file
     ... -m benchmarks.round_trips --show 'PUT inventories'
 
-It prints per kind the median round trips and the median milliseconds
-spent waiting for the database and in the whole request; ``--show``
-lists one request's statements with their times.
+It prints per kind the median round trips, the median milliseconds
+spent waiting for the database and in the whole request, and the CPU
+milliseconds of this process per request (less disturbed than times by
+other work on a shared machine); ``--show`` lists one request's
+statements with their times.
 """
 
 import argparse
@@ -271,31 +273,34 @@ def requests(cloud, index):
 
 
 def measure(cloud, rounds):
-    """{kind: [(statements, seconds of the request)]}."""
+    """{kind: [(statements, seconds of the request, CPU seconds of
+    this process)]}."""
     found = collections.defaultdict(list)
     for index in range(rounds):
         for kind, method, path, body in requests(cloud, index):
             with sent() as statements:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 status, answer = call(cloud.app, method, path, body)
                 seconds = time.perf_counter() - start
+                cpu = time.process_time() - cpu
             if status >= 300:
                 raise RuntimeError('%s -> %s %s' % (kind, status, answer))
-            found[kind].append((list(statements), seconds))
+            found[kind].append((list(statements), seconds, cpu))
     return found
 
 
 def report(found, show=None):
-    lines = ['%-30s %11s %9s %10s' % ('request', 'round trips', 'db ms',
-                                      'request ms')]
+    lines = ['%-30s %11s %9s %10s %9s' % ('request', 'round trips',
+                                          'db ms', 'request ms', 'CPU ms')]
     for kind, samples in found.items():
-        trips = statistics.median(len(s) for s, _ in samples)
-        db = statistics.median(sum(t for _, t in s) for s, _ in samples)
-        total = statistics.median(seconds for _, seconds in samples)
-        lines.append('%-30s %11g %9.2f %10.2f' % (kind, trips, db * 1000,
-                                                  total * 1000))
+        trips = statistics.median(len(s) for s, _, _ in samples)
+        db = statistics.median(sum(t for _, t in s) for s, _, _ in samples)
+        total = statistics.median(seconds for _, seconds, _ in samples)
+        cpu = statistics.median(cpu for _, _, cpu in samples)
+        lines.append('%-30s %11g %9.2f %10.2f %9.2f' % (
+            kind, trips, db * 1000, total * 1000, cpu * 1000))
     for kind in show or ():
-        statements, _ = found[kind][-1]
+        statements = found[kind][-1][0]
         lines.append('')
         lines.append('%s (last round):' % kind)
         lines.extend('  %7.3f ms  %s' % (t * 1000, sql[:160])

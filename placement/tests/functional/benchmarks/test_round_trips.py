@@ -46,7 +46,7 @@ def test_every_request_of_the_mix_stays_within_its_budget(cloud):
     # MIGRATION consumer type.
     round_trips.measure(cloud, 1)
     found = round_trips.measure(cloud, 2)
-    counts = {kind: max(len(statements) for statements, _ in samples)
+    counts = {kind: max(len(sample[0]) for sample in samples)
               for kind, samples in found.items()}
     assert counts.keys() == BUDGETS[backend].keys() | {'GET candidates'}
     over = {kind: (count, BUDGETS[backend][kind])
@@ -55,6 +55,8 @@ def test_every_request_of_the_mix_stays_within_its_budget(cloud):
     assert not over, over
     # The counter sees the transaction's edges where there are some.
     assert found['PUT inventories'][0][0][-1][0] == 'COMMIT'
+    assert all(cpu > 0 for samples in found.values()
+               for _, _, cpu in samples)
 
 
 def test_the_report_lists_every_kind_and_the_statements_asked_for(cloud):

@@ -160,6 +160,15 @@ class Database:
                                 ('pool_timeout', pool_timeout)):
                 if value is not None:
                     kwargs[name] = value
+        # The PostgreSQL driver the whole suite runs on (see setup.cfg);
+        # with another one, readers keep their transaction.
+        self.psycopg2 = (self.dialect == 'postgresql'
+                         and self.url.get_driver_name() == 'psycopg2')
+        if self.psycopg2:
+            # An UPDATE or DELETE run with many parameter sets is sent in
+            # pages (psycopg2's execute_batch), not one round trip per
+            # row; their rowcount is then unknown, which nothing reads.
+            kwargs['executemany_mode'] = 'values_plus_batch'
         if self.dialect == 'mysql':
             kwargs['isolation_level'] = 'READ COMMITTED'
             if not self.url.query.get('charset'):
@@ -272,11 +281,22 @@ class Database:
 
     @contextlib.contextmanager
     def transaction(self, write):
-        """A connection inside a transaction, committed on success."""
+        """A connection inside a transaction, committed on success.
+
+        On PostgreSQL a reader runs in autocommit mode instead: under
+        READ COMMITTED every statement takes its own snapshot, inside a
+        transaction or not, so BEGIN and COMMIT would only add two round
+        trips to every read (see api-ref/behaviour-choices.rst, 'Reads
+        on PostgreSQL').
+        """
         with self.serialised():
             with self.engine.connect() as conn:
                 if write:
                     conn = conn.execution_options(placement_writer=True)
+                elif self.psycopg2:
+                    with _autocommit(conn), conn.begin():
+                        yield conn
+                    return
                 with conn.begin():
                     yield conn
 
@@ -313,6 +333,31 @@ class Database:
 
     def dispose(self):
         self.engine.dispose()
+
+
+@contextlib.contextmanager
+def _autocommit(conn):
+    """psycopg2's autocommit on ``conn``'s driver connection for the
+    block: a flag of the client, set and cleared without a round trip."""
+    dbapi_conn = conn.connection.dbapi_connection
+    dbapi_conn.autocommit = True
+    try:
+        yield
+    finally:
+        # A lost connection is discarded, not returned to the pool.
+        if not dbapi_conn.closed:
+            dbapi_conn.autocommit = False
+
+
+def streamed(conn, chunk):
+    """Execution options that stream a result ``chunk`` rows at a time
+    on a server-side cursor, where there is one to use: none for a
+    PostgreSQL reader, whose named cursors need a transaction (and would
+    cost three round trips for what one query returns)."""
+    dbapi_conn = conn.connection.dbapi_connection
+    if getattr(dbapi_conn, 'autocommit', False) is True:
+        return {}
+    return {'yield_per': chunk}
 
 
 def _forget_parent_connections(ref):

@@ -44,6 +44,17 @@ def _single(record, generation):
     return body
 
 
+def _body_of_known_provider(ctx, req, body_schema):
+    """The validated body of a write to the provider of the path. An
+    unknown provider is reported before a bad body, as the reference
+    does, so only a refused body costs a lookup of its own."""
+    try:
+        return util.json_body(req, body_schema)
+    except errors.BadRequest:
+        rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
+        raise
+
+
 def _written(data):
     """A written record as echoed back: the values as supplied, defaults
     for what was omitted."""
@@ -157,29 +168,31 @@ def update_inventory(req):
 def set_inventories(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:inventories:update')
-    provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
-    data = util.json_body(req, schema.PUT_ALL)
+    uuid = req.urlvars['uuid']
+    data = _body_of_known_provider(ctx, req, schema.PUT_ALL)
     records = data['inventories']
     try:
-        generation = inv_obj.replace_all(
-            ctx, provider, records, data['resource_provider_generation'],
+        # The provider is found in the write's own transaction.
+        generation = inv_obj.replace_all_by_uuid(
+            ctx, uuid, records, data['resource_provider_generation'],
             _min_capacity(req))
+    except exception.ResourceProviderNotFound as exc:
+        raise errors.NotFound(str(exc), vary=False)
     except exception.ResourceProviderGenerationMismatch:
         raise errors.Conflict(_GENERATION_CONFLICT,
                               code=errors.CONCURRENT_UPDATE)
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Unknown resource class in inventory for resource provider '
-            '%s: %s' % (provider.uuid, exc))
+            '%s: %s' % (uuid, exc))
     except exception.InvalidInventoryCapacity as exc:
         raise errors.BadRequest(
             'Unable to update inventory for resource provider %s: %s'
-            % (provider.uuid, exc))
+            % (uuid, exc))
     except exception.InventoryInUse as exc:
         raise errors.Conflict('update conflict: %s' % exc,
                               code=errors.INVENTORY_INUSE)
-    except (exception.ConcurrentUpdateDetected,
-            exception.ResourceProviderNotFound) as exc:
+    except exception.ConcurrentUpdateDetected as exc:
         raise errors.Conflict('update conflict: %s' % exc,
                               code=errors.CONCURRENT_UPDATE)
     return util.json_response(req, {

@@ -459,20 +459,19 @@ def delete_by_consumer(ctx, consumer_uuid):
     """Delete all of a consumer's allocations and its record, without
     touching any generation. ConsumerAllocationsNotFound if it has none.
     """
-    rows = []
+    # One statement, no read before it: the triggers log the providers
+    # of the rows it deletes, and of two concurrent deletes the second
+    # waits for the first's row locks and then deletes nothing.
+    deleted = 0
     if db_api.storable(consumer_uuid):
-        # Lock the rows and delete exactly those, so the providers
-        # recorded are the ones whose rows went, whatever concurrent
-        # writers do to this consumer. Of two concurrent deletes, the
-        # second waits for the first and then finds no rows.
-        stmt = (sa.select(_ALLOC.c.id, _ALLOC.c.resource_provider_id)
-                .where(_ALLOC.c.consumer_id == consumer_uuid))
-        if ctx.conn.dialect.name != 'sqlite':
-            stmt = stmt.with_for_update()
-        rows = ctx.conn.execute(stmt).all()
-    if not rows:
+        deleted = ctx.conn.execute(_DELETE_OF_CONSUMER,
+                                   {'consumer': consumer_uuid}).rowcount
+    if not deleted:
         raise exception.ConsumerAllocationsNotFound(consumer=consumer_uuid)
-    ctx.conn.execute(sa.delete(_ALLOC).where(
-        _ALLOC.c.id.in_([row.id for row in rows])))
-    ctx.conn.execute(sa.delete(_CONSUMERS).where(
-        _CONSUMERS.c.uuid == consumer_uuid))
+    ctx.conn.execute(_DELETE_CONSUMER, {'consumer': consumer_uuid})
+
+
+_DELETE_OF_CONSUMER = sa.delete(_ALLOC).where(
+    _ALLOC.c.consumer_id == sa.bindparam('consumer'))
+_DELETE_CONSUMER = sa.delete(_CONSUMERS).where(
+    _CONSUMERS.c.uuid == sa.bindparam('consumer'))

@@ -94,17 +94,22 @@ def _name_column(table):
     return table.c.name if 'name' in table.c else table.c.external_id
 
 
-def _external_ids_of(ctx, wanted):
-    """[{value: id}] for each ``(table, values)`` of ``wanted``: the rows
-    of ``table`` named by ``values``, the missing ones inserted.
+def _external_ids_of(ctx, wanted, consumers=()):
+    """([{value: id}] for each ``(table, values)`` of ``wanted``: the rows
+    of ``table`` named by ``values``, the missing ones inserted;
+    ``_stored`` of the ``consumers`` uuids, or None if they were not
+    read).
 
-    The rows that exist are read in one statement for all tables (a
-    write names a project, a user and often a type), except on MySQL or
-    when a table has more values than one statement takes. Names a
-    concurrent writer inserts at the same time are skipped by the
-    insert (``insert_missing``) and found by the second read.
+    The rows that exist, and the consumers, are read in one statement
+    for all tables (a write names a project, a user, often a type, and
+    its consumers), except on MySQL or when a table has more values than
+    one statement takes. Names a concurrent writer inserts at the same
+    time are skipped by the insert (``insert_missing``) and found by the
+    second read.
     """
     wanted = [(table, sorted(set(values))) for table, values in wanted]
+    consumers = sorted(set(consumers))
+    stored = None
     # MySQL refuses a UNION of columns whose collations it cannot
     # reconcile, which tables created by other schema versions may have.
     if (ctx.conn.dialect.name == 'mysql'
@@ -114,17 +119,27 @@ def _external_ids_of(ctx, wanted):
         found = [{} for _ in wanted]
         asked = [kind for kind, (_table, values) in enumerate(wanted)
                  if values]
-        if asked:
+        with_consumers = 0 < len(consumers) <= batch.SIZE
+        if asked or with_consumers:
             stmt = _names_union(tuple(wanted[kind][0].name
-                                      for kind in asked))
+                                      for kind in asked), with_consumers)
             params = {'values%d' % position: wanted[kind][1]
                       for position, kind in enumerate(asked)}
-            for position, value, id_ in ctx.conn.execute(stmt, params):
-                found[asked[position]][value] = id_
+            if with_consumers:
+                stored = {}
+                params['consumers'] = consumers
+            for position, value, id_, generation in ctx.conn.execute(
+                    stmt, params):
+                if position == len(asked):
+                    stored[value] = (id_, generation)
+                else:
+                    found[asked[position]][value] = id_
         for kind, (table, values) in enumerate(wanted):
             if not found[kind].keys() <= set(values):
                 # A row spelled differently matched: see ``_read``.
                 found[kind] = _read_ids(ctx, table, values)
+        if stored is not None and not stored.keys() <= set(consumers):
+            stored = None
     for (table, values), ids in zip(wanted, found):
         missing = [value for value in values if value not in ids]
         if missing:
@@ -135,23 +150,36 @@ def _external_ids_of(ctx, wanted):
                     {column.name: value, 'created_at': now}
                     for value in chunk])
             ids.update(_read_ids(ctx, table, missing, every=True))
-    return found
+    return found, stored
 
 
 @functools.lru_cache(maxsize=None)
-def _names_union(table_names):
-    """(position, value, id) of the rows of each table named (position
-    in ``table_names``) whose name is in the bound ``values<position>``,
-    in one UNION ALL statement, built once per set of tables."""
+def _names_union(table_names, with_consumers):
+    """(position, value, id, generation) of the rows of each table named
+    (position in ``table_names``) whose name is in the bound
+    ``values<position>`` (generation NULL) and, ``with_consumers``, of
+    the consumers whose uuid is in the bound ``consumers`` (position
+    ``len(table_names)``), in one UNION ALL statement, built once per
+    shape."""
     selects = []
     for position, name in enumerate(table_names):
         table = tables.metadata.tables[name]
         column = _name_column(table)
         selects.append(
             sa.select(sa.literal(position).label('kind'),
-                      column.label('value'), table.c.id)
+                      column.label('value'), table.c.id,
+                      sa.cast(sa.null(), sa.Integer).label('generation'))
             .where(column.in_(sa.bindparam('values%d' % position,
                                            expanding=True))))
+    if with_consumers:
+        selects.append(
+            sa.select(sa.literal(len(table_names)).label('kind'),
+                      _CONSUMERS.c.uuid.label('value'), _CONSUMERS.c.id,
+                      _CONSUMERS.c.generation)
+            .where(_CONSUMERS.c.uuid.in_(
+                sa.bindparam('consumers', expanding=True))))
+    if len(selects) == 1:
+        return selects[0]
     return sa.union_all(*selects)
 
 
@@ -257,13 +285,15 @@ def prepare_all(ctx, requests):
     """
     requests = [dict({'generation': UNCHECKED, 'consumer_type': UNCHANGED},
                      **request) for request in requests]
-    projects, users, types = _external_ids_of(ctx, [
+    uuids = list(dict.fromkeys(r['uuid'] for r in requests))
+    (projects, users, types), stored = _external_ids_of(ctx, [
         (tables.projects, [r['project'] for r in requests]),
         (tables.users, [r['user'] for r in requests]),
         (tables.consumer_types, [r['consumer_type'] for r in requests
-                                 if r['consumer_type'] is not UNCHANGED])])
-    uuids = list(dict.fromkeys(r['uuid'] for r in requests))
-    stored = _stored(ctx, uuids)
+                                 if r['consumer_type'] is not UNCHANGED])],
+        [u for u in uuids if db_api.storable(u)])
+    if stored is None:
+        stored = _stored(ctx, uuids)
     for request in requests:
         existing = stored.get(request['uuid'])
         _check_generation(None if existing is None else existing[1],

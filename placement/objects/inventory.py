@@ -197,7 +197,35 @@ def replace_all(ctx, provider, records, generation=None, min_capacity=None):
     has allocations (InventoryInUse), and bumps the generation even when
     nothing changes. Returns the new generation.
     """
-    current = _locked_generation(ctx, provider)
+    return _replace_locked(ctx, provider, _locked_generation(ctx, provider),
+                           records, generation, min_capacity)
+
+
+@dataclasses.dataclass
+class _Locked:
+    """What a write needs of a provider it found by uuid and locked."""
+    id: int
+    uuid: str
+
+
+@db_api.writer
+def replace_all_by_uuid(ctx, uuid, records, generation, min_capacity):
+    """``replace_all`` of the provider ``uuid``, found and locked by one
+    statement in the write's own transaction (no read of the provider
+    before it). ResourceProviderNotFound if there is none."""
+    rows = rp_obj.lock_uuids_and_ids(
+        ctx, [uuid] if db_api.storable(uuid) else [], [])
+    if not rows:
+        raise exception.ResourceProviderNotFound(uuid=uuid)
+    [(provider_id, provider_uuid, current)] = rows
+    return _replace_locked(ctx, _Locked(provider_id, provider_uuid), current,
+                           records, generation, min_capacity)
+
+
+def _replace_locked(ctx, provider, current, records, generation,
+                    min_capacity):
+    """``replace_all`` once the provider is locked at generation
+    ``current``."""
     _check_generation(current, generation)
     ids = rc_obj.ids_by_name(ctx, list(records))
     records = {name: with_defaults(record)

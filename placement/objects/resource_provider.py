@@ -528,11 +528,12 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
             fitting = None
         # Else filtered here: a longer IN list is slower than reading
         # the rows, and beyond the bound parameters some databases accept.
-    # Streamed (a server-side cursor where the driver has one): rows are
-    # fetched a chunk at a time.
+    # Streamed (a server-side cursor where the driver has one and the
+    # reader runs in a transaction): rows are fetched a chunk at a time.
     rows = ctx.conn.execute(
-        stmt, execution_options={'yield_per': LISTING_CHUNK})
-    return _rendered(ctx, render, changed, fitting, rows.partitions())
+        stmt, execution_options=db_api.streamed(ctx.conn, LISTING_CHUNK))
+    return _rendered(ctx, render, changed, fitting,
+                     rows.partitions(LISTING_CHUNK))
 
 
 def _kept_rows(ctx, resources):

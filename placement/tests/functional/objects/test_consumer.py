@@ -234,3 +234,28 @@ def test_names_the_database_matches_differently_spelled(
     assert len(records) == 3
     assert {record[1] for record in records.values()} == {'proj'}
     assert records[consumer][0] == 2
+
+
+def test_names_and_consumers_are_read_by_one_statement(ctx, providers):
+    """Existing and new consumers of known names: one read finds the
+    project, user and type ids and the consumers (MySQL: the projects
+    and the consumers apart, and the new consumers read back, having no
+    RETURNING)."""
+    alloc_obj.write(ctx, _requests(providers, 2, generation=None,
+                                   consumer_type='INSTANCE'), 0)
+    existing = _requests(providers, 1, generation=None,
+                         consumer_type='INSTANCE')
+    alloc_obj.write(ctx, existing, 0)
+    requests = _requests(providers, 2, generation=None,
+                         consumer_type='INSTANCE')
+    existing[0].consumer['generation'] = 1
+    with _statements(ctx) as sent:
+        alloc_obj.write(ctx, requests + existing, 0)
+    reads = [s for s in sent if s.lstrip().startswith('SELECT') and (
+        'FROM consumers' in s or 'FROM projects' in s)]
+    expected = 3 if fixtures.backend_name() == 'mysql' else 1
+    assert len(reads) == expected, sent
+    records = _records(ctx, [r.consumer['uuid']
+                             for r in requests + existing])
+    assert [records[r.consumer['uuid']][0]
+            for r in requests + existing] == [1, 1, 2]

@@ -125,3 +125,36 @@ def test_standard_class_ids_need_no_statement(ctx):
     with pytest.raises(exception.ResourceClassNotFound) as caught:
         rc_obj.ids_by_name(ctx, ['VCPU', 'CUSTOM_NOPE', 'CUSTOM_GOLD'])
     assert caught.value.kwargs['name'] == 'CUSTOM_NOPE'
+
+
+def test_replace_by_uuid_finds_and_locks_the_provider_in_one_statement(
+        ctx, provider):
+    records = {'VCPU': {'total': 16}, 'MEMORY_MB': {'total': 2048},
+               'DISK_GB': {'total': 100, 'reserved': 1}}
+    sent = fixtures.statements_sent(
+        ctx, inv_obj.replace_all_by_uuid, ctx, provider.uuid, records,
+        provider.generation, 1)
+    reads = [s for s in sent if s.startswith('SELECT')
+             and 'FROM resource_providers' in s]
+    assert len(reads) == 1, sent
+    assert len(sent) == 4, sent     # lock, existing rows, update, bump
+    assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
+        provider.generation + 1)
+    assert {i.resource_class: (i.total, i.reserved)
+            for i in inv_obj.get_all(ctx, provider)} == {
+        'VCPU': (16, 0), 'MEMORY_MB': (2048, 0), 'DISK_GB': (100, 1)}
+
+
+def test_replace_by_uuid_of_an_unknown_provider(ctx):
+    with pytest.raises(exception.ResourceProviderNotFound):
+        inv_obj.replace_all_by_uuid(ctx, str(uuid.uuid4()),
+                                    {'VCPU': {'total': 1}}, 0, 1)
+    with pytest.raises(exception.ResourceProviderNotFound):
+        inv_obj.replace_all_by_uuid(ctx, 'nul\x00', {}, 0, 1)
+
+
+def test_replace_by_uuid_checks_the_generation(ctx, provider):
+    with pytest.raises(exception.ResourceProviderGenerationMismatch):
+        inv_obj.replace_all_by_uuid(ctx, provider.uuid, {},
+                                    provider.generation - 1, 1)
+    assert len(inv_obj.get_all(ctx, provider)) == 3

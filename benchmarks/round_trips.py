@@ -1,0 +1,344 @@
+"""Database round trips and their time per request of the cloud mix, in
+process, on a real database.
+
+On a database server every statement is a round trip over the socket,
+and the transaction's ``BEGIN`` (psycopg2 sends it before the first
+statement) and ``COMMIT`` are two more; on a loaded server they, not the
+Python code, set the service time of the write paths. This counts them
+at the driver, below SQLAlchemy, so statements run on the driver's
+cursor (``placement.db.prepared``) are counted too, for each kind of
+request ``benchmarks.cloud_traffic`` sends, on a small cloud built the
+same way (flat nodes, aggregates with sharing providers, instances)::
+
+    tools/with-postgresql.sh .venv/bin/python -m benchmarks.round_trips
+    python3 -m benchmarks.round_trips            # SQLite file
+    ... -m benchmarks.round_trips --show 'PUT inventories'
+
+It prints per kind the median round trips, the median milliseconds
+spent waiting for the database and in the whole request, and the CPU
+milliseconds of this process per request (less disturbed than times by
+other work on a shared machine); ``--show`` lists one request's
+statements with their times.
+"""
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+
+import sqlalchemy as sa
+
+FLAVOUR = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 10}
+SHARES = 'MISC_SHARES_VIA_AGGREGATE'
+PROJECT = 'rt-project'
+
+_TALLY = threading.local()
+
+
+def _note(sql, seconds):
+    sent = getattr(_TALLY, 'sent', None)
+    if sent is not None:
+        sent.append((' '.join(str(sql).split()), seconds))
+
+
+def _timed(method, sql, *args):
+    start = time.perf_counter()
+    try:
+        return method(sql, *args)
+    finally:
+        _note(sql, time.perf_counter() - start)
+
+
+def _psycopg2_factory():
+    from psycopg2 import extensions
+
+    class Cursor(extensions.cursor):
+        def execute(self, sql, args=None):
+            if (self.connection.status == extensions.STATUS_READY
+                    and not self.connection.autocommit):
+                _note('BEGIN (implicit)', 0.0)
+            return _timed(super().execute, sql, args)
+
+        def executemany(self, sql, args):
+            # psycopg2 runs the statement once per parameter set.
+            args = list(args)
+            start = time.perf_counter()
+            try:
+                return super().executemany(sql, args)
+            finally:
+                share = (time.perf_counter() - start) / max(len(args), 1)
+                for _ in args:
+                    _note(sql, share)
+
+    class Connection(extensions.connection):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.cursor_factory = Cursor
+
+        def commit(self):
+            if self.status != extensions.STATUS_READY:
+                return _timed(lambda _sql: super(Connection, self).commit(),
+                              'COMMIT')
+            return super().commit()
+
+        def rollback(self):
+            if self.status != extensions.STATUS_READY:
+                return _timed(
+                    lambda _sql: super(Connection, self).rollback(),
+                    'ROLLBACK')
+            return super().rollback()
+
+    return 'connection_factory', Connection
+
+
+def _sqlite_factory():
+    import sqlite3
+
+    class Cursor(sqlite3.Cursor):
+        def execute(self, sql, *args):
+            return _timed(super().execute, sql, *args)
+
+        def executemany(self, sql, *args):
+            return _timed(super().executemany, sql, *args)
+
+    class Connection(sqlite3.Connection):
+        def cursor(self, factory=Cursor):
+            return super().cursor(factory)
+
+        def execute(self, sql, *args):
+            return self.cursor().execute(sql, *args)
+
+        def commit(self):
+            return _timed(lambda _sql: super(Connection, self).commit(),
+                          'COMMIT')
+
+    return 'factory', Connection
+
+
+def count_round_trips(engine):
+    """Make every new connection of ``engine`` report its statements to
+    ``sent()``."""
+    backend = engine.dialect.name
+    if backend == 'postgresql':
+        key, factory = _psycopg2_factory()
+    elif backend == 'sqlite':
+        key, factory = _sqlite_factory()
+    else:
+        raise SystemExit('round trips are counted on PostgreSQL and SQLite')
+
+    @sa.event.listens_for(engine, 'do_connect')
+    def _connect(_dialect, _record, _cargs, cparams):
+        cparams[key] = factory
+    engine.dispose()
+
+
+class sent:
+    """Collects the statements the current thread sends."""
+
+    def __enter__(self):
+        _TALLY.sent = self.statements = []
+        return self.statements
+
+    def __exit__(self, *_exc):
+        _TALLY.sent = None
+
+
+def build(url):
+    from placement import conf as placement_conf
+    from placement import deploy
+    conf = placement_conf.build([], config_files=[])
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    conf.set_override('connection', url, group='placement_database')
+    conf.set_override('sync_on_startup', True, group='placement_database')
+    db = deploy.create_database(conf)
+    app = deploy.loadapp(conf, db)
+    count_round_trips(db.engine)
+    return app
+
+
+def call(app, method, path, body=None):
+    from benchmarks import request_cpu
+    data = json.dumps(body).encode() if body is not None else b''
+    status, answer = request_cpu.call(app, method, path, data)
+    return status, (json.loads(answer) if answer else None)
+
+
+def _ok(result, what):
+    status, body = result
+    if status >= 300:
+        raise RuntimeError('%s -> %s %s' % (what, status, body))
+    return body
+
+
+class Cloud:
+    """A small flat cloud as ``benchmarks.cloud_traffic`` builds it."""
+
+    def __init__(self, app, nodes, aggregates):
+        self.app = app
+        self.roots = [str(uuid.uuid4()) for _ in range(nodes)]
+        self.aggregates = [str(uuid.uuid4()) for _ in range(aggregates)]
+        self.instances = []
+        for index, root in enumerate(self.roots):
+            self._provider(root, 'rt-node-%d' % index, {
+                'VCPU': {'total': 64, 'allocation_ratio': 4.0},
+                'MEMORY_MB': {'total': 262144},
+                'DISK_GB': {'total': 4000}}, ['HW_CPU_X86_AVX2'],
+                [self.aggregates[index % aggregates]])
+        for index, aggregate in enumerate(self.aggregates):
+            self._provider(str(uuid.uuid4()), 'rt-share-%d' % index,
+                           {'IPV4_ADDRESS': {'total': 256}}, [SHARES],
+                           [aggregate])
+        for root in self.roots:
+            self.instances.append(self.put_allocation(str(uuid.uuid4()),
+                                                      root))
+
+    def _provider(self, rp, name, inventories, traits, aggregates):
+        app, base = self.app, '/resource_providers/' + rp
+        _ok(call(app, 'POST', '/resource_providers',
+                 {'uuid': rp, 'name': name}), 'create')
+        _ok(call(app, 'PUT', base + '/inventories', {
+            'resource_provider_generation': 0,
+            'inventories': inventories}), 'inventories')
+        _ok(call(app, 'PUT', base + '/traits', {
+            'resource_provider_generation': 1, 'traits': traits}), 'traits')
+        _ok(call(app, 'PUT', base + '/aggregates', {
+            'resource_provider_generation': 2,
+            'aggregates': aggregates}), 'aggregates')
+
+    def put_allocation(self, consumer, root):
+        _ok(call(self.app, 'PUT', '/allocations/' + consumer, {
+            'allocations': {root: {'resources': dict(FLAVOUR)}},
+            'project_id': PROJECT, 'user_id': 'rt-user',
+            'consumer_generation': None, 'consumer_type': 'INSTANCE'}),
+            'claim')
+        return consumer
+
+
+def requests(cloud, index):
+    """[(kind, method, path, body)] of one round: each kind of request
+    of the mix once, on node ``index``."""
+    root = cloud.roots[index % len(cloud.roots)]
+    other = cloud.roots[(index + 1) % len(cloud.roots)]
+    aggregate = cloud.aggregates[index % len(cloud.aggregates)]
+    base = '/resource_providers/' + root
+    inventories = _ok(call(cloud.app, 'GET', base + '/inventories'), 'inv')
+    disk = dict(inventories['inventories']['DISK_GB'])
+    disk['reserved'] = 1 - disk.get('reserved', 0)
+    instance = cloud.instances[index % len(cloud.instances)]
+    current = _ok(call(cloud.app, 'GET', '/allocations/' + instance), 'get')
+    migration = str(uuid.uuid4())
+    booted = str(uuid.uuid4())
+    query = urllib.parse.urlencode({
+        'resources': ','.join('%s:%d' % item
+                              for item in sorted(FLAVOUR.items())),
+        'limit': 1000})
+
+    def claim(allocations, generation, kind='INSTANCE'):
+        return {'allocations': allocations, 'project_id': PROJECT,
+                'user_id': 'rt-user', 'consumer_generation': generation,
+                'consumer_type': kind}
+    return [
+        ('GET in_tree', 'GET', '/resource_providers?in_tree=' + root, None),
+        ('GET inventories', 'GET', base + '/inventories', None),
+        ('GET traits', 'GET', base + '/traits', None),
+        ('GET aggregates', 'GET', base + '/aggregates', None),
+        ('GET sharing', 'GET', '/resource_providers?member_of=in:%s'
+         '&required=%s' % (aggregate, SHARES), None),
+        ('PUT inventories', 'PUT', base + '/inventories', {
+            'resource_provider_generation':
+                inventories['resource_provider_generation'],
+            'inventories': dict(inventories['inventories'], DISK_GB=disk)}),
+        ('GET candidates', 'GET', '/allocation_candidates?' + query, None),
+        ('PUT allocations', 'PUT', '/allocations/' + booted,
+         claim({other: {'resources': dict(FLAVOUR)}}, None)),
+        ('GET allocations', 'GET', '/allocations/' + instance, None),
+        ('POST allocations', 'POST', '/allocations', {
+            migration: claim({rp: {'resources': a['resources']}
+                              for rp, a in current['allocations'].items()},
+                             None, 'MIGRATION'),
+            instance: claim({other: {'resources': dict(FLAVOUR)}},
+                            current['consumer_generation'])}),
+        ('DELETE allocations', 'DELETE', '/allocations/' + migration, None),
+        ('DELETE allocations (instance)', 'DELETE',
+         '/allocations/' + booted, None),
+        ('GET usages', 'GET', '/usages?project_id=' + PROJECT, None),
+    ]
+
+
+def measure(cloud, rounds):
+    """{kind: [(statements, seconds of the request, CPU seconds of
+    this process)]}."""
+    found = collections.defaultdict(list)
+    for index in range(rounds):
+        for kind, method, path, body in requests(cloud, index):
+            with sent() as statements:
+                start, cpu = time.perf_counter(), time.process_time()
+                status, answer = call(cloud.app, method, path, body)
+                seconds = time.perf_counter() - start
+                cpu = time.process_time() - cpu
+            if status >= 300:
+                raise RuntimeError('%s -> %s %s' % (kind, status, answer))
+            found[kind].append((list(statements), seconds, cpu))
+    return found
+
+
+def report(found, show=None):
+    lines = ['%-30s %11s %9s %10s %9s' % ('request', 'round trips',
+                                          'db ms', 'request ms', 'CPU ms')]
+    for kind, samples in found.items():
+        trips = statistics.median(len(s) for s, _, _ in samples)
+        db = statistics.median(sum(t for _, t in s) for s, _, _ in samples)
+        total = statistics.median(seconds for _, seconds, _ in samples)
+        cpu = statistics.median(cpu for _, _, cpu in samples)
+        lines.append('%-30s %11g %9.2f %10.2f %9.2f' % (
+            kind, trips, db * 1000, total * 1000, cpu * 1000))
+    for kind in show or ():
+        statements = found[kind][-1][0]
+        lines.append('')
+        lines.append('%s (last round):' % kind)
+        lines.extend('  %7.3f ms  %s' % (t * 1000, sql[:160])
+                     for sql, t in statements)
+    return lines
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--db-url', help='default: PLACEMENT_TEST_DB_URL '
+                        '(a new database on it), else a new SQLite file')
+    parser.add_argument('--nodes', type=int, default=20)
+    parser.add_argument('--aggregates', type=int, default=4)
+    parser.add_argument('--rounds', type=int, default=11)
+    parser.add_argument('--show', metavar='KIND', action='append',
+                        help="list one request's statements, e.g. "
+                        "'PUT inventories'")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix='round-trips.') as tmp:
+        url = args.db_url
+        server = os.environ.get('PLACEMENT_TEST_DB_URL')
+        if url is None and server:
+            from placement.tests import fixtures
+            url = fixtures.create_server_database(server, 'round_trips')
+        url = url or 'sqlite:///%s/placement.sqlite' % tmp
+        app = build(url)
+        cloud = Cloud(app, args.nodes, args.aggregates)
+        measure(cloud, 1)                       # warm caches
+        found = measure(cloud, args.rounds)
+        print('%s, %d nodes, %d rounds' % (
+            sa.engine.make_url(url).get_backend_name(), args.nodes,
+            args.rounds))
+        for line in report(found, args.show):
+            print(line)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Round trips of each request of the cloud mix stay within budget.
+
+Counted at the driver (``benchmarks.round_trips``), BEGIN and COMMIT
+included, on the test database (SQLite or PostgreSQL): a round trip that
+comes back to a write or read path fails here.
+"""
+
+import pytest
+
+from benchmarks import round_trips
+from placement.tests import fixtures
+
+#: Most round trips per request. On SQLite every request has its BEGIN
+#: and COMMIT; on PostgreSQL readers have neither (autocommit). Not
+#: candidates: how many their index refresh takes depends on what the
+#: writes before them changed.
+BUDGETS = {
+    'sqlite': {
+        'GET in_tree': 3, 'GET inventories': 4, 'GET traits': 4,
+        'GET aggregates': 4, 'GET sharing': 5, 'PUT inventories': 6,
+        'PUT allocations': 10, 'GET allocations': 3,
+        'POST allocations': 11, 'DELETE allocations': 4,
+        'DELETE allocations (instance)': 4, 'GET usages': 3},
+    'postgresql': {
+        'GET in_tree': 1, 'GET inventories': 2, 'GET traits': 2,
+        'GET aggregates': 2, 'GET sharing': 3, 'PUT inventories': 6,
+        'PUT allocations': 10, 'GET allocations': 1,
+        'POST allocations': 11, 'DELETE allocations': 4,
+        'DELETE allocations (instance)': 4, 'GET usages': 1},
+}
+
+
+@pytest.fixture
+def cloud(tmp_path):
+    backend = fixtures.backend_name()
+    if backend not in BUDGETS:
+        pytest.skip('round trips are counted on SQLite and PostgreSQL')
+    app = round_trips.build(fixtures.fresh_database_url(tmp_path,
+                                                        'round_trips'))
+    return backend, round_trips.Cloud(app, 3, 2)
+
+
+def test_every_request_of_the_mix_stays_within_its_budget(cloud):
+    backend, cloud = cloud
+    # The first round also loads the candidates index and creates the
+    # MIGRATION consumer type.
+    round_trips.measure(cloud, 1)
+    found = round_trips.measure(cloud, 2)
+    counts = {kind: max(len(sample[0]) for sample in samples)
+              for kind, samples in found.items()}
+    assert counts.keys() == BUDGETS[backend].keys() | {'GET candidates'}
+    over = {kind: (count, BUDGETS[backend][kind])
+            for kind, count in counts.items()
+            if count > BUDGETS[backend].get(kind, count)}
+    assert not over, over
+    # The counter sees the transaction's edges where there are some.
+    assert found['PUT inventories'][0][0][-1][0] == 'COMMIT'
+    assert all(cpu > 0 for samples in found.values()
+               for _, _, cpu in samples)
+
+
+def test_the_report_lists_every_kind_and_the_statements_asked_for(cloud):
+    _backend, cloud = cloud
+    found = round_trips.measure(cloud, 1)
+    lines = round_trips.report(found, ['DELETE allocations'])
+    assert len(lines) == 1 + len(found) + 2 + len(
+        found['DELETE allocations'][0][0])
+    assert lines[-1].split('ms  ', 1)[1].startswith('COMMIT')

@@ -453,10 +453,12 @@ _CLASS_NAMES = sa.select(tables.resource_classes.c.id,
 _TRAIT_NAMES = sa.select(tables.traits.c.id, tables.traits.c.name)
 _PROVIDERS = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.parent_provider_id,
                        _RP.c.root_provider_id)
+# In row order: a summary lists a provider's classes in the order read,
+# which must not depend on whether the provider was loaded alone.
 _INVENTORIES = sa.select(
     _INV.c.resource_provider_id, _INV.c.resource_class_id, _INV.c.total,
     _INV.c.reserved, _INV.c.allocation_ratio, _INV.c.min_unit,
-    _INV.c.max_unit, _INV.c.step_size)
+    _INV.c.max_unit, _INV.c.step_size).order_by(_INV.c.id)
 _USAGE = sa.select(
     _ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
     sa.func.sum(_ALLOC.c.used)

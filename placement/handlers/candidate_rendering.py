@@ -226,14 +226,42 @@ def encoded(result, version, requested):
     """
     if version < microversion.NESTED_CANDIDATES:
         return orjson.dumps(body(result, version, requested))
-    rendering = _Rendering(result)
-    candidates = rendering.candidates()
-    if version < microversion.CANDIDATE_MAPPINGS:
-        candidates = [_older_candidate(c, version) for c in candidates]
-    summaries = _encoded_summaries(result.summaries(rendering.contributing))
-    return b''.join((b'{"allocation_requests":', orjson.dumps(candidates),
+    if result.rendered is not None:
+        # Kept encoded between requests (see fragments): the trees of
+        # their anchors are the trees of the providers they place on.
+        candidates = b'[%s]' % b','.join(result.rendered)
+        described = result.anchors
+    else:
+        rendering = _Rendering(result)
+        candidates = rendering.candidates()
+        if version < microversion.CANDIDATE_MAPPINGS:
+            candidates = [_older_candidate(c, version) for c in candidates]
+        candidates = orjson.dumps(candidates)
+        described = rendering.contributing
+    summaries = _encoded_summaries(result.summaries(described))
+    return b''.join((b'{"allocation_requests":', candidates,
                      b',"provider_summaries":{', b','.join(summaries),
                      b'}}'))
+
+
+def fragments(version):
+    """``(shape, render)`` for ``allocation_candidate.find``'s
+    ``rendering`` from 1.29: each candidate encoded on its own, as
+    ``encoded`` joins them; None before 1.29, where a body also depends
+    on the classes requested."""
+    if version < microversion.NESTED_CANDIDATES:
+        return None
+    mappings = version >= microversion.CANDIDATE_MAPPINGS
+    return ('mappings' if mappings else 'allocations',
+            lambda result: _encoded_candidates(result, version))
+
+
+def _encoded_candidates(result, version):
+    candidates = _Rendering(result).candidates()
+    if version < microversion.CANDIDATE_MAPPINGS:
+        candidates = [_older_candidate(c, version) for c in candidates]
+    dumps = orjson.dumps
+    return [dumps(candidate) for candidate in candidates]
 
 
 def _encoded_summaries(summaries):

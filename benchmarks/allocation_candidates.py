@@ -33,6 +33,12 @@ nested
     MEMORY_MB) that each have two network devices (SRIOV_NET_VF,
     NET_BW_EGR_KILOBIT_PER_SEC). Times a granular query with
     ``same_subtree=_COMPUTE,_NET`` and ``group_policy=none``.
+
+With ``--claim-between``, flat and nested also time their query (no
+limit) with a claim before each sequential request: ``PUT /allocations``
+of a new consumer taking the first candidate of the previous answer, so
+that each request follows a write to one or two providers, as a
+scheduler's do. Claims use capacity, so the candidate counts drift.
 wide
     For each of ``--devices`` (default 8,21) one host with that many
     single-unit devices of its own custom class; 8 groups of one unit,
@@ -235,9 +241,14 @@ def interleave(results, rounds, step):
                 step(result)
 
 
-def sequential_round(result, path, requests, timeout):
-    """One round of sequential requests; decoding is outside the clock."""
+def sequential_round(result, path, requests, timeout, claim=False):
+    """One round of sequential requests; decoding is outside the clock.
+    With ``claim``, each request but the first follows a claim of the
+    first candidate of the one before (``claim_first``), not timed."""
+    data = None
     for _ in range(requests):
+        if claim and data is not None:
+            claim_first(result.server.client, data)
         resp, seconds = result.server.client.get(path, timeout)
         if resp.status is None:
             result.no_answer(seconds, resp.failure, timeout)
@@ -248,6 +259,17 @@ def sequential_round(result, path, requests, timeout):
             return
         result.times.append(seconds * 1000)
         result.counts.append(len(data['allocation_requests']))
+
+
+def claim_first(client, answer):
+    """PUT /allocations of a new consumer taking the first candidate of
+    ``answer`` (a decoded candidates body), as a scheduler claims."""
+    if not answer['allocation_requests']:
+        return
+    client.write('PUT', '/allocations/%s' % uuid.uuid4(), dict(
+        answer['allocation_requests'][0], project_id=ident('project'),
+        user_id=ident('user'), consumer_generation=None,
+        consumer_type='INSTANCE'), ok=(204,))
 
 
 def concurrent_round(result, path, total, concurrency, timeout):
@@ -343,9 +365,11 @@ def report(name, results, concurrency):
 
 
 def measure(servers, name, query, args, requests=None, concurrency=None,
-            timeout=None, skip=None):
+            timeout=None, skip=None, claim=False):
     """Time one query on every server in interleaved rounds; print and
-    return the Results. ``skip``: {label: why} servers not to ask."""
+    return the Results. ``skip``: {label: why} servers not to ask;
+    ``claim``: a claim before each sequential request (no concurrent
+    clients)."""
     path = '/allocation_candidates?' + query
     requests = requests or args.requests
     concurrency = concurrency or args.concurrency
@@ -355,7 +379,8 @@ def measure(servers, name, query, args, requests=None, concurrency=None,
         if skip and result.label in skip:
             result.stop(skip[result.label])
     interleave(results, args.rounds,
-               lambda r: sequential_round(r, path, requests, timeout))
+               lambda r: sequential_round(r, path, requests, timeout,
+                                          claim))
     if concurrency > 1:
         total = concurrency * max(1, requests // 4)
         interleave(results, args.rounds, lambda r: concurrent_round(
@@ -388,6 +413,9 @@ def flat(servers, args):
              '&required=HW_CPU_X86_AVX2' % aggs[0])
     measure(servers, 'flat-%d' % n, query, args)
     measure(servers, 'flat-%d limit=1000' % n, query + '&limit=1000', args)
+    if args.claim_between:
+        measure(servers, 'flat-%d claim-between' % n, query, args,
+                concurrency=1, claim=True)
 
 
 def nested(servers, args):
@@ -413,6 +441,9 @@ def nested(servers, args):
              '&resources_NET=SRIOV_NET_VF:1,NET_BW_EGR_KILOBIT_PER_SEC:1000'
              '&same_subtree=_COMPUTE,_NET&group_policy=none')
     measure(servers, 'nested-%d' % t, query, args)
+    if args.claim_between:
+        measure(servers, 'nested-%d claim-between' % t, query, args,
+                concurrency=1, claim=True)
 
 
 def wide(servers, args):
@@ -470,6 +501,10 @@ def main(argv=None):
                         help='parallel loaders')
     parser.add_argument('--timeout', type=float, default=300.0,
                         help='client timeout in seconds')
+    parser.add_argument('--claim-between', action='store_true',
+                        help='flat, nested: also time the query with a '
+                        'claim (PUT /allocations of its first candidate) '
+                        'before each request, as a scheduler sends them')
     parser.add_argument('--no-load', action='store_true',
                         help='measure data loaded by an earlier run')
     args = parser.parse_args(argv)

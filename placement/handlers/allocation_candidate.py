@@ -71,7 +71,8 @@ def list_allocation_candidates(req):
         # is freed before the collector runs again (it would otherwise
         # scan it all, see util.collector_paused).
         body = ac_obj.find(ctx, request, options, present=(
-            lambda result: rendering.encoded(result, version, requested)))
+            lambda result: rendering.encoded(result, version, requested)),
+            rendering=rendering.fragments(version))
     return util.json_response(req, body, last_modified=util.now())
 
 

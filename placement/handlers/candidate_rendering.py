@@ -211,7 +211,7 @@ def _merged(pieces):
 # -- straight to JSON ---------------------------------------------------------
 
 #: Encoded summaries kept between requests, like ``_SUMMARIES``:
-#: {uuid: (summary, b'"uuid":{...}')}.
+#: {uuid: (summary, b'"uuid":{...},')}.
 _ENCODED = {}
 
 
@@ -222,22 +222,62 @@ def encoded(result, version, requested):
     encoded once for as long as the engine returns the same Summary, and
     only the candidates are encoded per request (measured: as dicts
     encoded by orjson they cost less than pieced together from encoded
-    fragments).
+    fragments), unless the engine kept them encoded (``fragments``).
+    The body is joined once from its pieces: a few megabytes copied
+    again and again cost page faults, not only copies.
     """
     if version < microversion.NESTED_CANDIDATES:
         return orjson.dumps(body(result, version, requested))
-    rendering = _Rendering(result)
-    candidates = rendering.candidates()
+    if result.rendered is not None:
+        # Kept encoded between requests (see fragments): the trees of
+        # their anchors are the trees of the providers they place on.
+        pieces = [b'{"allocation_requests":[']
+        pieces += result.rendered
+        _last_comma_dropped(pieces)
+        pieces.append(b'],"provider_summaries":{')
+        described = result.anchors
+    else:
+        rendering = _Rendering(result)
+        candidates = rendering.candidates()
+        if version < microversion.CANDIDATE_MAPPINGS:
+            candidates = [_older_candidate(c, version) for c in candidates]
+        pieces = [b'{"allocation_requests":', orjson.dumps(candidates),
+                  b',"provider_summaries":{']
+        described = rendering.contributing
+    first = len(pieces)
+    pieces += _encoded_summaries(result.summaries(described))
+    if len(pieces) > first:
+        _last_comma_dropped(pieces)
+    pieces.append(b'}}')
+    return b''.join(pieces)
+
+
+def _last_comma_dropped(pieces):
+    pieces[-1] = pieces[-1][:-1]
+
+
+def fragments(version):
+    """``(shape, render)`` for ``allocation_candidate.find``'s
+    ``rendering`` from 1.29: each candidate encoded on its own and
+    followed by a comma, as ``encoded`` joins them; None before 1.29,
+    where a body also depends on the classes requested."""
+    if version < microversion.NESTED_CANDIDATES:
+        return None
+    mappings = version >= microversion.CANDIDATE_MAPPINGS
+    return ('mappings' if mappings else 'allocations',
+            lambda result: _encoded_candidates(result, version))
+
+
+def _encoded_candidates(result, version):
+    candidates = _Rendering(result).candidates()
     if version < microversion.CANDIDATE_MAPPINGS:
         candidates = [_older_candidate(c, version) for c in candidates]
-    summaries = _encoded_summaries(result.summaries(rendering.contributing))
-    return b''.join((b'{"allocation_requests":', orjson.dumps(candidates),
-                     b',"provider_summaries":{', b','.join(summaries),
-                     b'}}'))
+    dumps = orjson.dumps
+    return [dumps(candidate) + b',' for candidate in candidates]
 
 
 def _encoded_summaries(summaries):
-    """[b'"uuid":{...}', ...] of Summaries, encoded once per Summary."""
+    """[b'"uuid":{...},', ...] of Summaries, encoded once per Summary."""
     if len(_ENCODED) > MAX_KEPT_SUMMARIES:
         _ENCODED.clear()
     kept, dumps = _ENCODED, orjson.dumps
@@ -247,6 +287,6 @@ def _encoded_summaries(summaries):
         entry = kept.get(uuid)
         if entry is None or entry[0] is not summary:
             entry = kept[uuid] = (
-                summary, b'%s:%s' % (dumps(uuid), dumps(_summary(summary))))
+                summary, b'%s:%s,' % (dumps(uuid), dumps(_summary(summary))))
         encoded.append(entry[1])
     return encoded

@@ -30,6 +30,7 @@ import typing
 from placement.db import api as db_api
 from placement import exception
 from placement import metrics
+from placement.objects import candidate_memo
 from placement.objects import candidate_search as search
 from placement.objects import provider_index
 from placement.objects import trait as trait_obj
@@ -117,27 +118,45 @@ class Result:
     class_names: typing.Mapping[int, str]
     summaries: typing.Callable[[typing.Iterable[int]],
                                typing.List[provider_index.Summary]]
+    #: With ``find(..., rendering=...)``, when the candidates came from
+    #: the memo: their rendered values (``candidates`` is then empty),
+    #: and the anchors (tree roots) they are found at.
+    rendered: typing.Optional[list] = None
+    anchors: typing.Optional[typing.List[int]] = None
+
+    @property
+    def count(self):
+        return len(self.candidates if self.rendered is None
+                   else self.rendered)
 
 
 EMPTY = Result([], {}, {}, lambda providers: [])
 
 
 @db_api.reader
-def find(ctx, request, options=Options(), rng=random, *, present):
+def find(ctx, request, options=Options(), rng=random, *, present,
+         rendering=None):
     """``present(result)`` for the candidates of ``request``, called
     while the provider index is locked (a Result reads it); raises
-    ResourceClassNotFound or TraitNotFound for unknown names."""
+    ResourceClassNotFound or TraitNotFound for unknown names.
+
+    ``rendering``, if given, is ``(shape, render)``: ``render(result)``
+    gives one value per candidate of ``result`` (in order), and equal
+    ``shape`` means equal values for equal candidates. The candidates
+    may then be kept rendered between requests (``candidate_memo``) and
+    handed to ``present`` as ``result.rendered``.
+    """
     index = provider_index.of(ctx.db)
     with index.lock:
         started = time.perf_counter()
         index.refresh(ctx.conn)
-        result = _search(ctx, index, request, options, rng)
-        metrics.candidates_found(len(result.candidates),
+        result = _search(ctx, index, request, options, rng, rendering)
+        metrics.candidates_found(result.count,
                                  time.perf_counter() - started)
         return present(result)
 
 
-def _search(ctx, index, request, options, rng):
+def _search(ctx, index, request, options, rng, rendering=None):
     names = _Names(ctx, index, request)
     root_required = names.trait_ids(request.root_required)
     root_forbidden = names.trait_ids(request.root_forbidden)
@@ -148,6 +167,10 @@ def _search(ctx, index, request, options, rng):
             return EMPTY
         resolved.append(ids)
     cap = _cap(request.limit, options.max_candidates)
+    if rendering is not None and _memorable(index, request, options, names,
+                                            cap):
+        return _remembered(ctx, index, request, names, resolved, root_required,
+                           root_forbidden, rendering, cap)
     builder = _SpaceBuilder(index, request, names.sharing(),
                             _shared_classes(resolved), lazy=True, cap=cap)
     for ids in resolved:
@@ -171,6 +194,99 @@ def _search(ctx, index, request, options, rng):
         rng.shuffle(found)
     return Result(found, index.uuid, index.class_names, functools.partial(
         _summaries, index, space.one_provider_per_tree))
+
+
+# -- candidates kept rendered between requests ----------------------------------
+
+#: Largest cloud (providers) whose candidates are all worked out to keep
+#: them when a request wants only some (a limit): beyond it, a capped
+#: request searches lazily as far as it needs.
+MEMO_WHOLE_SEARCH_PROVIDERS = 20000
+
+
+def _memorable(index, request, options, names, cap):
+    """Whether the candidates of ``request`` may come from the memo:
+    each anchor's depend on its tree alone (no sharing provider), the
+    order is the plain anchor order, and working all of them out is
+    not far more than the request needs."""
+    return (not options.randomize and not options.breadth_first
+            and not names.sharing()
+            and (request.nested_aware or not index.nested)
+            and (cap is None
+                 or len(index.uuid) <= MEMO_WHOLE_SEARCH_PROVIDERS))
+
+
+def _memo_key(request, resolved, root_required, root_forbidden, shape,
+              index):
+    groups = tuple(
+        (ids.group.suffix, tuple(sorted(ids.amounts.items())),
+         tuple(frozenset(term) for term in ids.required),
+         frozenset(ids.forbidden),
+         tuple(frozenset(term) for term in ids.member_of),
+         frozenset(ids.forbidden_aggregates), ids.group.in_tree)
+        for ids in resolved)
+    return (shape, groups, request.isolate, frozenset(root_required),
+            frozenset(root_forbidden),
+            tuple(frozenset(s) for s in request.same_subtree),
+            request.nested_aware, bool(index.nested))
+
+
+def _remembered(ctx, index, request, names, resolved, root_required,
+                root_forbidden, rendering, cap):
+    """The Result of a memorable request, from the memo brought up to
+    date: the anchors of the trees changed since are searched and
+    rendered again (all of them when nothing is kept yet)."""
+    shape, render = rendering
+    memo = candidate_memo.of(ctx.db)
+    key = _memo_key(request, resolved, root_required, root_forbidden,
+                    shape, index)
+    if memo.too_large(key):
+        kept, changed = None, None
+    else:
+        kept, changed = memo.get(key, index)
+    if kept is None:
+        kept = candidate_memo.Kept(index.epoch, index.serial)
+        by_anchor = _rendered_by_anchor(index, request, names, resolved,
+                                        root_required, root_forbidden,
+                                        render, None)
+        kept.replace((), by_anchor)
+    elif changed:
+        by_anchor = _rendered_by_anchor(index, request, names, resolved,
+                                        root_required, root_forbidden,
+                                        render, changed)
+        kept.replace(changed, by_anchor)
+    memo.keep(key, kept, index)
+    rendered, anchors = kept.take(cap)
+    if not rendered:
+        return EMPTY
+    return Result([], index.uuid, index.class_names, functools.partial(
+        _summaries, index, False), rendered=rendered, anchors=anchors)
+
+
+def _rendered_by_anchor(index, request, names, resolved, root_required,
+                        root_forbidden, render, roots):
+    """{anchor: tuple of rendered candidates} of every anchor among
+    ``roots`` (None: all) that has candidates."""
+    builder = _SpaceBuilder(
+        index, request, names.sharing(), _shared_classes(resolved),
+        within=None if roots is None else index.trees(roots))
+    for ids in resolved:
+        if not builder.add(ids):
+            return {}
+    space = builder.space
+    anchors = _anchors(index, space, root_required, root_forbidden)
+    if request.same_subtree:
+        space.ancestry = search.Ancestry(index.parent, index.lines)
+    found = list(search.generate(space, anchors, dedupe=False))
+    if not found:
+        return {}
+    values = render(Result(found, index.uuid, index.class_names,
+                           functools.partial(_summaries, index, False)))
+    by_anchor = collections.defaultdict(list)
+    root = index.root
+    for (_, partials), value in zip(found, values):
+        by_anchor[root[partials[0].providers[0]]].append(value)
+    return {anchor: tuple(values) for anchor, values in by_anchor.items()}
 
 
 def _shared_classes(resolved):
@@ -293,9 +409,10 @@ class _SpaceBuilder:
     """
 
     def __init__(self, index, request, sharing, shared_classes,
-                 lazy=False, cap=None):
+                 lazy=False, cap=None, within=None):
         self.index = index
         self._lazy = lazy
+        self._within = within
         self._cap = cap
         self._sharing = sharing
         self._associated = {}
@@ -396,6 +513,8 @@ class _SpaceBuilder:
             sets.append(index.members.get(tree_root, _NOTHING))
         if among is not None:
             sets.append(among)
+        if self._within is not None:
+            sets.append(self._within)
         amounts = tuple(ids.amounts.items())
         if (self._lazy and among is None and not self._sharing
                 and self._cap is not None
@@ -427,7 +546,8 @@ class _SpaceBuilder:
         if not ids.required and not ids.member_of:
             return {}
         partials = collections.defaultdict(list)
-        for provider in sorted(self._matching(ids, ())):
+        within = () if self._within is None else (self._within,)
+        for provider in sorted(self._matching(ids, within)):
             for anchor in self._anchors_of(provider):
                 partials[anchor].append(search.Partial((provider,)))
         return partials
@@ -443,11 +563,16 @@ class _SpaceBuilder:
         allowed = []
         for term in ids.member_of:
             members = index.union(index.in_aggregate, term)
+            if self._within is not None:
+                # Whole trees: the trees of its members are within too.
+                members = members & self._within
             allowed.append(set(members).union(index.trees(
                 p for p in members if index.root[p] == p)))
         allowed += self._required_in_tree(ids.required)
         if tree_root is not None:
             allowed.append(index.members.get(tree_root, _NOTHING))
+        if self._within is not None:
+            allowed.append(self._within)
         allowed = _intersection(allowed) if allowed else None
         excluded = besides.union(index.union(index.with_trait,
                                              ids.forbidden))
@@ -488,6 +613,8 @@ class _SpaceBuilder:
             if term & carried:
                 continue
             holders = index.union(index.with_trait, term)
+            if self._within is not None:
+                holders = holders & self._within
             allowed.append(index.trees({index.root[p] for p in holders})
                            | self._sharing)
         return allowed

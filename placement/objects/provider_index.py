@@ -85,9 +85,17 @@ class ProviderIndex(per_process.LogFollower):
     """
 
     max_age = MAX_AGE
+    #: Refreshes whose changed roots ``changed_roots_since`` remembers.
+    JOURNAL = 256
 
     def __init__(self):
         super().__init__()
+        #: Bumped by every whole load: what was derived before is void.
+        self.epoch = 0
+        #: Bumped by every partial load, which notes in ``_journal``
+        #: the roots of the trees it changed (before and after).
+        self.serial = 0
+        self._journal = collections.deque(maxlen=self.JOURNAL)
         self._clear()
 
     def _clear(self):
@@ -125,14 +133,20 @@ class ProviderIndex(per_process.LogFollower):
             len(self.uuid) if full else len(log.provider_ids or ()), full)
 
     def load_all(self, conn):
+        self.epoch += 1
+        self._journal.clear()
         self._clear()
         self._load(conn, None)
 
     def load_changed(self, conn, provider_ids):
         parents = {p: self.parent.get(p, _GONE) for p in provider_ids}
+        roots = {self.root[p] for p in provider_ids if p in self.root}
         for provider in provider_ids:
             self._forget(provider)
         self._load(conn, provider_ids)
+        roots.update(self.root[p] for p in provider_ids if p in self.root)
+        self.serial += 1
+        self._journal.append((self.serial, frozenset(roots)))
         if any(self.parent.get(p, _GONE) != parent
                for p, parent in parents.items()):
             # A provider moved, came or went: lines of ancestors of its
@@ -266,6 +280,23 @@ class ProviderIndex(per_process.LogFollower):
         self._trait_ids = {n: i for i, n in self.trait_names.items()}
 
     # -- reading -------------------------------------------------------------
+
+    def changed_roots_since(self, epoch, serial):
+        """Roots of the trees changed since (``epoch``, ``serial``), or
+        None when that is not known (a whole load since, or older than
+        the journal remembers)."""
+        if epoch != self.epoch:
+            return None
+        if serial == self.serial:
+            return frozenset()
+        journal = self._journal
+        if not journal or journal[0][0] > serial + 1:
+            return None
+        roots = set()
+        for noted, changed in journal:
+            if noted > serial:
+                roots |= changed
+        return roots
 
     def class_ids(self, conn, names):
         """{name: id} of those class ``names`` that exist."""
@@ -453,10 +484,12 @@ _CLASS_NAMES = sa.select(tables.resource_classes.c.id,
 _TRAIT_NAMES = sa.select(tables.traits.c.id, tables.traits.c.name)
 _PROVIDERS = sa.select(_RP.c.id, _RP.c.uuid, _RP.c.parent_provider_id,
                        _RP.c.root_provider_id)
+# In row order: a summary lists a provider's classes in the order read,
+# which must not depend on whether the provider was loaded alone.
 _INVENTORIES = sa.select(
     _INV.c.resource_provider_id, _INV.c.resource_class_id, _INV.c.total,
     _INV.c.reserved, _INV.c.allocation_ratio, _INV.c.min_unit,
-    _INV.c.max_unit, _INV.c.step_size)
+    _INV.c.max_unit, _INV.c.step_size).order_by(_INV.c.id)
 _USAGE = sa.select(
     _ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
     sa.func.sum(_ALLOC.c.used)

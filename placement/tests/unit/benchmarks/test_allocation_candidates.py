@@ -273,3 +273,25 @@ def test_wide_does_not_wait_again_for_a_server_that_timed_out(capsys):
     out = capsys.readouterr().out
     assert 'upstream no answer within 60 s' in out
     assert 'upstream skipped: no answer for wide-8 within 60 s' in out
+
+
+def test_claim_between_claims_the_first_candidate_before_each_request():
+    log = []
+    first = {'allocations': {'rp1': {'resources': {'VCPU': 1}}},
+             'mappings': {'': ['rp1']}}
+    answer = json.dumps({'allocation_requests': [first, {}],
+                         'provider_summaries': {}}).encode()
+    server = _FakeServer('a', log, [(200, answer, 0.01)] * 3)
+    writes = []
+    server.client.write = lambda method, path, body, ok: writes.append(
+        (method, path.split('/')[1], body, ok))
+    result = bench.Result('a', server)
+    bench.sequential_round(result, '/p', 3, 60, claim=True)
+    assert len(result.times) == 3 and log == ['a'] * 3
+    assert len(writes) == 2       # none before the first request
+    method, collection, body, ok = writes[0]
+    assert (method, collection, ok) == ('PUT', 'allocations', (204,))
+    assert body['allocations'] == first['allocations']
+    assert body['mappings'] == first['mappings']
+    assert body['consumer_generation'] is None
+    assert body['consumer_type'] == 'INSTANCE'

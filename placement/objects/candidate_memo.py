@@ -1,0 +1,124 @@
+"""Rendered candidates kept between requests, tree by tree.
+
+Without sharing providers, the candidates a query finds at one anchor
+(tree root) depend on that tree alone: its providers' inventories,
+usage, traits, aggregates and shape. A scheduler asks the same few
+queries again and again while claims change one or two trees between
+them, so each query's candidates are kept per anchor, as the caller
+rendered them (opaque values: this module knows nothing of their
+form), and only the anchors of the trees the provider index saw change
+since (``ProviderIndex.changed_roots_since``) are searched and rendered
+again. A whole index load voids everything.
+
+A query is kept under its names resolved to ids, its rules and the
+caller's shape (e.g. the microversion's form of a candidate), never its
+limit: the answer is the kept candidates in anchor order, cut at the
+cap, which is what the search would give.
+
+Memory: each kept candidate costs its rendered value (for a nested
+candidate with two providers, about 300 bytes of JSON) plus about 90
+bytes of references. At most ``MAX_CANDIDATES`` are kept per process
+and database, over at most ``MAX_QUERIES`` queries (least recently used
+dropped first); a query with more candidates is not kept.
+"""
+
+import bisect
+import collections
+
+from placement.objects import per_process
+
+MAX_QUERIES = 16
+MAX_CANDIDATES = 100000
+#: Queries too large to keep, remembered (at most this many) so that
+#: their candidates are not rendered one by one for nothing.
+MAX_TOO_LARGE = 64
+
+
+class Kept:
+    """One query's candidates: ``by_anchor`` {root: tuple of rendered
+    candidates}, ``anchors`` their roots in id order, valid as of the
+    index's (``epoch``, ``serial``)."""
+
+    def __init__(self, epoch, serial):
+        self.epoch, self.serial = epoch, serial
+        self.by_anchor = {}
+        self.anchors = []
+        self.count = 0
+
+    def replace(self, roots, by_anchor):
+        """The candidates of the anchors ``roots`` are now ``by_anchor``
+        (anchors without any are absent)."""
+        for root in roots:
+            old = self.by_anchor.pop(root, None)
+            if old is not None:
+                self.count -= len(old)
+                index = bisect.bisect_left(self.anchors, root)
+                del self.anchors[index]
+        for root, values in by_anchor.items():
+            self.by_anchor[root] = values
+            self.count += len(values)
+            bisect.insort(self.anchors, root)
+
+    def take(self, cap):
+        """(rendered candidates in anchor order, at most ``cap`` (None:
+        all), and the anchors they come from)."""
+        rendered, anchors = [], []
+        by_anchor = self.by_anchor
+        for root in self.anchors:
+            if cap is not None and len(rendered) >= cap:
+                break
+            rendered.extend(by_anchor[root])
+            anchors.append(root)
+        if cap is not None:
+            del rendered[cap:]
+        return rendered, anchors
+
+
+class Memo:
+    """The kept queries of one database in this process. Used under
+    the provider index's lock."""
+
+    def __init__(self):
+        self._kept = collections.OrderedDict()
+        self._too_large = collections.OrderedDict()
+
+    def too_large(self, key):
+        return key in self._too_large
+
+    def get(self, key, index):
+        """(Kept of ``key`` or None, roots changed since it was kept:
+        None to rebuild it whole)."""
+        kept = self._kept.get(key)
+        if kept is None:
+            return None, None
+        self._kept.move_to_end(key)
+        changed = index.changed_roots_since(kept.epoch, kept.serial)
+        if changed is None:
+            del self._kept[key]
+            return None, None
+        return kept, changed
+
+    def keep(self, key, kept, index):
+        """Keep ``kept`` (brought up to date) as of ``index``; forget it
+        (and remember that it is too large) beyond ``MAX_CANDIDATES``."""
+        kept.epoch, kept.serial = index.epoch, index.serial
+        if kept.count > MAX_CANDIDATES:
+            self._kept.pop(key, None)
+            self._too_large[key] = True
+            if len(self._too_large) > MAX_TOO_LARGE:
+                self._too_large.popitem(last=False)
+            return
+        self._kept[key] = kept
+        self._kept.move_to_end(key)
+        total = sum(k.count for k in self._kept.values())
+        while total > MAX_CANDIDATES or len(self._kept) > MAX_QUERIES:
+            _, dropped = self._kept.popitem(last=False)
+            total -= dropped.count
+
+
+_MEMOS = per_process.PerDatabase(Memo)
+
+
+def of(db):
+    """The memo of database ``db`` in this process."""
+    return _MEMOS.of(db)

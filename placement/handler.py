@@ -150,10 +150,8 @@ class Dispatcher:
     def __call__(self, environ, start_response):
         try:
             _content_length_precheck(environ)
-            req = webob.Request(environ)
-            # The response handlers fill in (util.json_response).
-            req.response = webob.Response()
-            response = self._dispatch(req)
+            # Handlers build their own responses (util.json_response).
+            response = self._dispatch(webob.Request(environ))
         except exception.DatabaseUnavailable as exc:
             # Logged once, in the request's log line; no traceback.
             environ[requestlog.ENVIRON_FAILURE] = str(exc)

@@ -1,7 +1,9 @@
 """Helpers every handler uses: negotiation, validation and responses."""
 
+import calendar
 import contextlib
 import datetime
+import email.utils
 import functools
 import gc
 import json
@@ -244,14 +246,40 @@ def location(req, path):
     return req.host_url + req.script_name + path
 
 
-def _set_cache_headers(req, response, last_modified):
-    if (last_modified is not None
-            and version(req) >= microversion.CACHE_HEADERS):
-        if last_modified.tzinfo is None:
-            last_modified = last_modified.replace(
-                tzinfo=datetime.timezone.utc)
-        response.last_modified = last_modified
-        response.cache_control = 'no-cache'
+def _cache_headers(req, last_modified):
+    """[] or the Last-Modified and Cache-Control headers (from 1.15).
+
+    Written as webob's ``last_modified`` and ``cache_control`` setters
+    write them (a naive time is UTC; an aware one is read in its own
+    zone, as webob does), without their parsing: the setters cost about
+    20 us, a tenth of a whole ``GET /``.
+    """
+    if (last_modified is None
+            or version(req) < microversion.CACHE_HEADERS):
+        return []
+    return [('Last-Modified', email.utils.formatdate(
+                calendar.timegm(last_modified.timetuple()), usegmt=True)),
+            ('Cache-Control', 'no-cache')]
+
+
+def _response(req, status, body, content_type, headers, last_modified):
+    """A webob Response with the headers webob's property setters would
+    give it, in their order: Content-Length, Content-Type, ``headers``,
+    then the cache headers.
+
+    Built from its header list rather than through the setters (content
+    type, charset, length, dates), which parse and rewrite the headers
+    and cost most of a small response's building.
+    """
+    headerlist = [('Content-Length', str(sum(map(len, body))))]
+    if content_type:
+        headerlist.append(('Content-Type', content_type))
+    response = webob.Response(app_iter=body, status=status,
+                              headerlist=headerlist)
+    if headers:
+        response.headers.update(headers)
+    response.headerlist.extend(_cache_headers(req, last_modified))
+    return response
 
 
 @contextlib.contextmanager
@@ -284,17 +312,10 @@ def json_response(req, data, status=200, last_modified=None, headers=None):
     large listing or candidates answer) would outlive the request until
     the cycle collector's next full pass instead of being freed at once.
     """
-    response = webob.Response()
-    response.status = status
     # orjson: the candidates body runs to megabytes, which the standard
     # encoder takes tens of milliseconds to write.
-    response.body = data if isinstance(data, bytes) else orjson.dumps(data)
-    response.content_type = JSON
-    response.charset = None
-    if headers:
-        response.headers.update(headers)
-    _set_cache_headers(req, response, last_modified)
-    return response
+    body = data if isinstance(data, bytes) else orjson.dumps(data)
+    return _response(req, status, [body], JSON, headers, last_modified)
 
 
 def json_list_response(req, key, parts, last_modified=None):
@@ -302,31 +323,18 @@ def json_list_response(req, key, parts, last_modified=None):
     ``parts``: JSON texts of members, comma separated, without brackets.
     The body is sent as those parts, never joined: a listing of a large
     cloud would otherwise be held twice."""
-    response = webob.Response()
-    response.status = 200
     body = [b'{%s:[' % orjson.dumps(key)]
     for part in parts:
         if len(body) > 1:
             body.append(b',')
         body.append(part)
     body.append(b']}')
-    response.app_iter = body
-    response.content_length = sum(map(len, body))
-    response.content_type = JSON
-    response.charset = None
-    _set_cache_headers(req, response, last_modified)
-    return response
+    return _response(req, 200, body, JSON, None, last_modified)
 
 
 def empty_response(req, status=204, last_modified=None, headers=None):
     """A bodiless response without Content-Type."""
-    response = webob.Response()
-    response.status = status
-    response.content_type = None
-    if headers:
-        response.headers.update(headers)
-    _set_cache_headers(req, response, last_modified)
-    return response
+    return _response(req, status, [b''], None, headers, last_modified)
 
 
 def now():

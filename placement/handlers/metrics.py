@@ -6,6 +6,7 @@ both answer 404 when ``[metrics] enabled`` is False.
 """
 
 from prometheus_client import exposition
+import webob
 
 from placement import capacity_gauges
 from placement import capacity_page
@@ -37,7 +38,7 @@ def get_metrics(req):
     max_age = ctx.config.metrics.capacity_refresh_interval
     capacity = capacity_gauges.rendered(
         ctx.db.url, lambda: fleet_capacity.snapshot(ctx, max_age), max_age)
-    response = req.response
+    response = webob.Response()
     response.status = 200
     response.body = b''.join(
         exposition.generate_latest(registry)
@@ -58,7 +59,7 @@ def get_capacity(req):
         lambda: capacity_page.render(
             fleet_capacity.snapshot(ctx, max_age)).encode('utf-8'),
         max_age)
-    response = req.response
+    response = webob.Response()
     response.status = 200
     response.body = page
     response.content_type = 'text/html'

@@ -7,6 +7,7 @@ client can fetch any version's document without negotiating it.
 """
 
 import orjson
+import webob
 
 from placement import contract
 from placement import errors
@@ -42,7 +43,7 @@ def get_openapi_document(req):
     body = _ENCODED.get(version)
     if body is None:
         body = _ENCODED[version] = orjson.dumps(openapi.document(version))
-    response = req.response
+    response = webob.Response()
     response.status = 200
     response.body = body
     response.content_type = util.JSON

@@ -10,6 +10,7 @@ import functools
 import sqlalchemy as sa
 
 from placement.db import api as db_api
+from placement.db import prepared
 from placement.db import tables
 
 _ALLOC = tables.allocations
@@ -39,16 +40,18 @@ def _consumers(with_user):
     return source, where
 
 
-# Statements are built once per shape: building one (and its cache key)
-# costs more than running it.
+# Statements are built once per shape and prepared (placement.db.prepared):
+# building one (and its cache key) costs more than running it, and
+# SQLAlchemy's execution of a built one costs as much again.
 
 @functools.lru_cache(maxsize=None)
 def _totals(with_user):
     source, where = _consumers(with_user)
-    return (sa.select(_RC.c.name, sa.func.sum(_ALLOC.c.used))
-            .select_from(source.join(_RC,
-                                     _RC.c.id == _ALLOC.c.resource_class_id))
-            .where(*where).group_by(_RC.c.name))
+    return prepared.Prepared(
+        sa.select(_RC.c.name, sa.func.sum(_ALLOC.c.used))
+        .select_from(source.join(_RC,
+                                 _RC.c.id == _ALLOC.c.resource_class_id))
+        .where(*where).group_by(_RC.c.name))
 
 
 @db_api.reader
@@ -56,14 +59,14 @@ def totals(ctx, project, user=None):
     """{resource class: amount} used by the project (and user)."""
     if not all(db_api.storable(v) for v in (project, user or '')):
         return {}
-    rows = ctx.conn.execute(_totals(user is not None),
-                            {'project': project, 'user': user})
+    rows = _totals(user is not None).rows(ctx.conn, project=project,
+                                          user=user)
     return {name: int(used) for name, used in rows}
 
 
 @functools.lru_cache(maxsize=None)
 def _by_type(with_user, kept):
-    """(statement, grouped): rows (group if grouped, class name, amount,
+    """(prepared statement, grouped): rows (group if grouped, class name, amount,
     consumer count of the group); ``kept`` is None (every group), UNKNOWN,
     ALL or any other value for one named type, bound as
     ``consumer_type``.
@@ -102,7 +105,7 @@ def _by_type(with_user, kept):
         columns = []
     statement = sa.select(*columns, sums.c.rc, sums.c.used,
                           counts.c.consumers).select_from(joined)
-    return statement, bool(groups)
+    return prepared.Prepared(statement), bool(groups)
 
 
 @db_api.reader
@@ -120,9 +123,8 @@ def by_consumer_type(ctx, project, user=None, consumer_type=None):
         else 'named'
     statement, grouped = _by_type(user is not None, kept)
     usages = {}
-    for row in ctx.conn.execute(statement, {
-            'project': project, 'user': user,
-            'consumer_type': consumer_type}):
+    for row in statement.rows(ctx.conn, project=project, user=user,
+                              consumer_type=consumer_type):
         group = usages.setdefault(row[0] if grouped else ALL, {})
         group[row[-3]] = int(row[-2])
         if row[-1]:

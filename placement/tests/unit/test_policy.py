@@ -147,6 +147,24 @@ def test_remembered_answers_are_per_caller_rule_and_target():
         assert denied.value.detail == 'placement:traits:list'
 
 
+def test_a_callers_policy_values_are_read_once(monkeypatch):
+    # Reading them (a mapping oslo.context builds) was most of the cost
+    # of a remembered answer; a request asks one or more rules.
+    enforcer = _enforcer()
+    rules = ('placement:usages', 'placement:traits:list')
+    for rule in rules:  # remembered: oslo.policy reads none below
+        _allowed(enforcer, _caller(['reader']), rule)
+    reader = _caller(['reader'])
+    reads = []
+    values = reader.to_policy_values
+    monkeypatch.setattr(reader, 'to_policy_values',
+                        lambda: reads.append(1) or values())
+    for rule in rules * 2:
+        _allowed(enforcer, reader, rule)
+    assert len(reads) == 1
+    assert _allowed(enforcer, _caller(['admin']), 'placement:traits:list')
+
+
 def test_answers_are_forgotten_beyond_the_limit(monkeypatch):
     monkeypatch.setattr(policy, 'MEMO_LIMIT', 3)
     enforcer = _enforcer()

@@ -1,6 +1,9 @@
 """Responses built by placement.util."""
 
+import datetime
+
 import orjson
+import pytest
 import webob
 
 from placement import microversion
@@ -30,3 +33,58 @@ def test_list_response_is_sent_as_its_parts():
     parts = [b'1', b'2']
     resp = util.json_list_response(_request(), 'widgets', parts)
     assert list(resp.app_iter) == [b'{"widgets":[', b'1', b',', b'2', b']}']
+
+
+def _by_setters(status, body, content_type, headers, last_modified, req):
+    """The response webob's property setters build: what the responses
+    of placement.util must match header for header, in order."""
+    resp = webob.Response()
+    resp.status = status
+    resp.body = body
+    resp.content_type = content_type
+    if content_type:
+        resp.charset = None
+    if headers:
+        resp.headers.update(headers)
+    if (last_modified is not None
+            and util.version(req) >= microversion.CACHE_HEADERS):
+        if last_modified.tzinfo is None:
+            last_modified = last_modified.replace(
+                tzinfo=datetime.timezone.utc)
+        resp.last_modified = last_modified
+        resp.cache_control = 'no-cache'
+    return resp
+
+
+@pytest.mark.parametrize('version', [(1, 14), (1, 15), (1, 39)])
+@pytest.mark.parametrize('last_modified', [
+    None,
+    datetime.datetime(2024, 2, 29, 23, 59, 59),
+    datetime.datetime(2024, 2, 29, 23, 59, 59, 999999,
+                      tzinfo=datetime.timezone.utc),
+    datetime.datetime(2024, 3, 1, 1, 59, 59, tzinfo=datetime.timezone(
+        datetime.timedelta(hours=2)))])
+@pytest.mark.parametrize('headers', [None, {'Location': 'http://h/w/1'}])
+def test_responses_carry_the_headers_webob_setters_give(
+        version, last_modified, headers):
+    req = _request()
+    req.environ[microversion.ENVIRON_KEY] = microversion.Version(*version)
+    for status in (200, 201):
+        got = util.json_response(req, {'a': [1, 'é']}, status=status,
+                                 last_modified=last_modified,
+                                 headers=headers)
+        want = _by_setters(status, got.body, 'application/json', headers,
+                           last_modified, req)
+        assert (got.status, got.headerlist, got.body) == (
+            want.status, want.headerlist, want.body)
+    for status in (204, 201):
+        got = util.empty_response(req, status, last_modified=last_modified,
+                                  headers=headers)
+        want = _by_setters(status, b'', None, headers, last_modified, req)
+        assert (got.status, got.headerlist, got.body) == (
+            want.status, want.headerlist, want.body)
+    got = util.json_list_response(req, 'w', [b'1'],
+                                  last_modified=last_modified)
+    want = _by_setters(200, b'{"w":[1]}', 'application/json', None,
+                       last_modified, req)
+    assert (got.headerlist, got.body) == (want.headerlist, want.body)

@@ -1,6 +1,7 @@
 """The transaction decorators when the database fails: bounded re-runs,
 and which failures mean "unavailable"."""
 
+import threading
 import time
 
 import pytest
@@ -75,3 +76,38 @@ def test_statement_errors_are_not_unavailability():
         assert not db_api.is_unavailable(caught.value)
     finally:
         cleanup()
+
+
+@pytest.mark.parametrize('url', ['sqlite://', 'file'])
+def test_a_transaction_ends_whichever_way_it_leaves(url, tmp_path):
+    # Committed on success, rolled back on an error, its connection back
+    # in the pool and a one-connection database free again either way.
+    if url == 'file':
+        url = 'sqlite:///%s' % (tmp_path / 'ends.sqlite')
+    db = db_api.Database(url)
+    try:
+        with db.transaction(write=True) as conn:
+            conn.exec_driver_sql('CREATE TABLE t (v INTEGER)')
+        with db.transaction(write=True) as conn:
+            conn.exec_driver_sql('INSERT INTO t VALUES (1)')
+        with pytest.raises(ZeroDivisionError):
+            with db.transaction(write=True) as conn:
+                conn.exec_driver_sql('INSERT INTO t VALUES (2)')
+                1 / 0
+        if not db.in_memory:
+            assert db.engine.pool.checkedout() == 0
+        else:  # free for another thread (the lock is re-entrant)
+            free = []
+            other = threading.Thread(target=lambda: free.append(
+                db._serial.acquire(blocking=False)
+                and db._serial.release() is None))
+            other.start()
+            other.join()
+            assert free == [True]
+        with db.transaction(write=False) as conn:
+            assert conn.exec_driver_sql('SELECT v FROM t').all() == [(1,)]
+            assert conn.in_transaction()
+        if not db.in_memory:  # a static pool does not count
+            assert db.engine.pool.checkedout() == 0
+    finally:
+        db.dispose()

@@ -3,9 +3,9 @@
 import uuid
 
 import pytest
-from sqlalchemy import event
 
 from placement import context
+from placement.db import prepared
 from placement.objects import allocation as alloc_obj
 from placement.objects import inventory as inv_obj
 from placement.objects import resource_provider as rp_obj
@@ -27,24 +27,27 @@ def _claim(ctx, provider, consumer_type):
 
 
 @pytest.mark.parametrize('kept', [None, 'all', 'INSTANCE'])
-def test_a_consumer_type_committed_during_the_read(ctx, provider, kept):
+def test_a_consumer_type_committed_during_the_read(ctx, provider, kept,
+                                                   monkeypatch):
     """A write committed while usages are read (a migration starting)
     never leaves a group half counted; it used to answer 500 on
     PostgreSQL, whose statements each see the latest commits."""
     _claim(ctx, provider, 'INSTANCE')
     wrote = []
+    rows = prepared.Prepared.rows
 
-    def meanwhile(_conn, _cursor, statement, *_args):
-        if not wrote and 'sum(' in statement.lower():
+    def meanwhile(statement, conn, **values):
+        # The usage statements run on the driver's cursor: the write
+        # commits right after the first one that sums.
+        found = rows(statement, conn, **values)
+        if not wrote and 'sum(' in str(statement.stmt).lower():
             wrote.append(True)
             _claim(context.AdminContext(ctx.db), provider, 'MIGRATION')
+        return found
 
-    event.listen(ctx.db.engine, 'after_cursor_execute', meanwhile)
-    try:
-        usages = usage_obj.by_consumer_type(ctx, 'proj',
-                                            consumer_type=kept)
-    finally:
-        event.remove(ctx.db.engine, 'after_cursor_execute', meanwhile)
+    monkeypatch.setattr(prepared.Prepared, 'rows', meanwhile)
+    usages = usage_obj.by_consumer_type(ctx, 'proj', consumer_type=kept)
+    monkeypatch.undo()
     assert wrote
     for group in usages.values():
         assert group['VCPU'] >= group['consumer_count'] >= 1

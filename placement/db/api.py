@@ -292,19 +292,6 @@ class Database:
         """
         return _Transaction(self, write)
 
-    @contextlib.contextmanager
-    def serialised(self):
-        """Hold the database to oneself if it has a single connection.
-
-        A no-op except for in-memory SQLite, whose one connection cannot
-        hold two transactions at once.
-        """
-        if self._serial is None:
-            yield
-            return
-        with self._serial:
-            yield
-
     def ping(self):
         """Ask the server a trivial question; DatabaseUnavailable if it
         cannot answer. A pooled connection the server dropped is replaced
@@ -354,7 +341,8 @@ def streamed(conn, chunk):
 
 class _Transaction:
     """``Database.transaction``: the database held if it has a single
-    connection (``serialised``), a pooled connection (in psycopg2's
+    connection (in-memory SQLite, whose one connection cannot hold two
+    transactions at once), a pooled connection (in psycopg2's
     autocommit for a PostgreSQL reader), a transaction on it; left as
     SQLAlchemy's own context managers leave them (commit or roll back,
     autocommit cleared, then close).

@@ -151,14 +151,10 @@ class sent:
 
 
 def build(url):
-    from placement import conf as placement_conf
-    from placement import deploy
-    conf = placement_conf.build([], config_files=[])
-    conf.set_override('auth_strategy', 'noauth2', group='api')
-    conf.set_override('connection', url, group='placement_database')
-    conf.set_override('sync_on_startup', True, group='placement_database')
-    db = deploy.create_database(conf)
-    app = deploy.loadapp(conf, db)
+    """The application on the fresh database at ``url``, migrated, its
+    round trips counted."""
+    from benchmarks import allocation_post_size
+    app, db = allocation_post_size.build(url)
     count_round_trips(db.engine)
     return app
 

@@ -13,7 +13,6 @@ from placement import util
 def _request():
     req = webob.Request.blank('/widgets')
     req.environ[microversion.ENVIRON_KEY] = microversion.Version(1, 39)
-    req.response = webob.Response()
     return req
 
 

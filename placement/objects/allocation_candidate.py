@@ -168,7 +168,7 @@ def _search(ctx, index, request, options, rng, rendering=None):
         resolved.append(ids)
     cap = _cap(request.limit, options.max_candidates)
     if rendering is not None and _memorable(index, request, options, names,
-                                            cap):
+                                            resolved, cap):
         return _remembered(ctx, index, request, names, resolved, root_required,
                            root_forbidden, rendering, cap)
     builder = _SpaceBuilder(index, request, names.sharing(),
@@ -204,16 +204,52 @@ def _search(ctx, index, request, options, rng, rendering=None):
 MEMO_WHOLE_SEARCH_PROVIDERS = 20000
 
 
-def _memorable(index, request, options, names, cap):
+def _memorable(index, request, options, names, resolved, cap):
     """Whether the candidates of ``request`` may come from the memo:
-    each anchor's depend on its tree alone (no sharing provider), the
-    order is the plain anchor order, and working all of them out is
-    not far more than the request needs."""
+    each anchor's depend on its tree alone (no sharing provider can take
+    part), the order is the plain anchor order, and working all of them
+    out is not far more than the request needs."""
     return (not options.randomize and not options.breadth_first
-            and not names.sharing()
+            and not _sharing_takes_part(index, names.sharing(), resolved)
             and (request.nested_aware or not index.nested)
             and (cap is None
                  or len(index.uuid) <= MEMO_WHOLE_SEARCH_PROVIDERS))
+
+
+def _sharing_takes_part(index, sharing, resolved):
+    """Whether a sharing provider may place something in, or be named
+    by, a candidate of ``resolved``: one holding an inventory of a class
+    some group requests, or any at all when a group requests none (it
+    is matched on traits and aggregates alone). Otherwise every
+    candidate lies within its anchor's tree. Asked afresh by every
+    request: a provider gaining such an inventory or the trait is seen
+    at once."""
+    if not sharing:
+        return False
+    if not all(ids.amounts for ids in resolved):
+        return True
+    classes = {rc for ids in resolved for rc in ids.amounts}
+    inventories = index.inventories
+    return any(not classes.isdisjoint(inventories[provider])
+               for provider in sharing)
+
+
+def _served_roots(index, sharing):
+    """Roots of the trees sharing an aggregate with a sharing provider,
+    and of the sharing providers' own trees. Even a sharing provider
+    that takes no part changes how the search treats these trees (the
+    unsuffixed group of a one-provider tree is searched as spreadable
+    there), and with it the order of the classes of a candidate's
+    allocations, so a tree entering or leaving this set is searched
+    again, though the tree itself did not change."""
+    if not sharing:
+        return frozenset()
+    root, in_aggregate = index.root, index.in_aggregate
+    aggregates = set().union(*(index.aggregates[p] for p in sharing))
+    served = {root[p] for p in sharing}
+    for aggregate in aggregates:
+        served.update([root[p] for p in in_aggregate[aggregate]])
+    return frozenset(served)
 
 
 def _memo_key(request, resolved, root_required, root_forbidden, shape,
@@ -240,12 +276,13 @@ def _remembered(ctx, index, request, names, resolved, root_required,
     memo = candidate_memo.of(ctx.db)
     key = _memo_key(request, resolved, root_required, root_forbidden,
                     shape, index)
+    served = _served_roots(index, names.sharing())
     if memo.too_large(key):
         kept, changed = None, None
     else:
-        kept, changed = memo.get(key, index)
+        kept, changed = memo.get(key, index, served)
     if kept is None:
-        kept = candidate_memo.Kept(index.epoch, index.serial)
+        kept = candidate_memo.Kept(index.epoch, index.serial, served)
         by_anchor = _rendered_by_anchor(index, request, names, resolved,
                                         root_required, root_forbidden,
                                         render, None)

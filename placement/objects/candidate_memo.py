@@ -37,10 +37,12 @@ MAX_TOO_LARGE = 64
 class Kept:
     """One query's candidates: ``by_anchor`` {root: tuple of rendered
     candidates}, ``anchors`` their roots in id order, valid as of the
-    index's (``epoch``, ``serial``)."""
+    index's (``epoch``, ``serial``) and for the set of ``served`` roots
+    (see ``Memo.get``)."""
 
-    def __init__(self, epoch, serial):
+    def __init__(self, epoch, serial, served=frozenset()):
         self.epoch, self.serial = epoch, serial
+        self.served = served
         self.by_anchor = {}
         self.anchors = []
         self.count = 0
@@ -85,9 +87,15 @@ class Memo:
     def too_large(self, key):
         return key in self._too_large
 
-    def get(self, key, index):
+    def get(self, key, index, served=frozenset()):
         """(Kept of ``key`` or None, roots changed since it was kept:
-        None to rebuild it whole)."""
+        None to rebuild it whole).
+
+        ``served`` is a set of roots the caller searches differently
+        from the others although their trees are alike (the trees a
+        sharing provider serves): those entering or leaving it since
+        count as changed.
+        """
         kept = self._kept.get(key)
         if kept is None:
             return None, None
@@ -96,6 +104,9 @@ class Memo:
         if changed is None:
             del self._kept[key]
             return None, None
+        if served != kept.served:
+            changed = set(changed) | (served ^ kept.served)
+            kept.served = served
         return kept, changed
 
     def keep(self, key, kept, index):

@@ -285,12 +285,12 @@ def _remembered(ctx, index, request, names, resolved, root_required,
         kept = candidate_memo.Kept(index.epoch, index.serial, served)
         by_anchor = _rendered_by_anchor(index, request, names, resolved,
                                         root_required, root_forbidden,
-                                        render, None)
+                                        render, None, served)
         kept.replace((), by_anchor)
     elif changed:
         by_anchor = _rendered_by_anchor(index, request, names, resolved,
                                         root_required, root_forbidden,
-                                        render, changed)
+                                        render, changed, served)
         kept.replace(changed, by_anchor)
     memo.keep(key, kept, index)
     rendered, anchors = kept.take(cap)
@@ -301,12 +301,12 @@ def _remembered(ctx, index, request, names, resolved, root_required,
 
 
 def _rendered_by_anchor(index, request, names, resolved, root_required,
-                        root_forbidden, render, roots):
+                        root_forbidden, render, roots, served=None):
     """{anchor: tuple of rendered candidates} of every anchor among
     ``roots`` (None: all) that has candidates."""
     builder = _SpaceBuilder(
         index, request, names.sharing(), _shared_classes(resolved),
-        within=None if roots is None else index.trees(roots))
+        within=None if roots is None else index.trees(roots), served=served)
     for ids in resolved:
         if not builder.add(ids):
             return {}
@@ -446,8 +446,10 @@ class _SpaceBuilder:
     """
 
     def __init__(self, index, request, sharing, shared_classes,
-                 lazy=False, cap=None, within=None):
+                 lazy=False, cap=None, within=None, served=None):
         self.index = index
+        #: ``_served_roots`` of ``sharing``, if the caller has them.
+        self._served = served
         self._lazy = lazy
         self._within = within
         self._cap = cap
@@ -490,10 +492,14 @@ class _SpaceBuilder:
     def _lone_roots(self):
         """Roots of single-provider trees no sharing provider serves."""
         lone = self.index.lone_roots()
+        if self._within is not None:
+            lone = lone & self._within
         if self._sharing:
-            served = set()
-            for provider in self._sharing:
-                served.update(self._anchors_of(provider))
+            served = self._served
+            if served is None:
+                served = set()
+                for provider in self._sharing:
+                    served.update(self._anchors_of(provider))
             lone = lone - served - self._sharing
         return lone
 

@@ -24,6 +24,7 @@ dropped first); a query with more candidates is not kept.
 
 import bisect
 import collections
+import itertools
 
 from placement.objects import per_process
 
@@ -64,8 +65,12 @@ class Kept:
     def take(self, cap):
         """(rendered candidates in anchor order, at most ``cap`` (None:
         all), and the anchors they come from)."""
-        rendered, anchors = [], []
         by_anchor = self.by_anchor
+        if cap is None or cap >= self.count:
+            return (list(itertools.chain.from_iterable(
+                map(by_anchor.__getitem__, self.anchors))),
+                list(self.anchors))
+        rendered, anchors = [], []
         for root in self.anchors:
             if cap is not None and len(rendered) >= cap:
                 break

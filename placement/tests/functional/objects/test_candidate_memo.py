@@ -174,10 +174,10 @@ def test_only_changed_trees_are_searched_again(numa_app, monkeypatch):
     real = ac._rendered_by_anchor
 
     def recording(index, request, names, resolved, root_required,
-                  root_forbidden, render, roots):
+                  root_forbidden, render, roots, served=None):
         searched.append(roots)
         return real(index, request, names, resolved, root_required,
-                    root_forbidden, render, roots)
+                    root_forbidden, render, roots, served)
     monkeypatch.setattr(ac, '_rendered_by_anchor', recording)
     _hosts(app, query)
     assert searched == []

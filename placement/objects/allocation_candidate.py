@@ -123,6 +123,9 @@ class Result:
     #: and the anchors (tree roots) they are found at.
     rendered: typing.Optional[list] = None
     anchors: typing.Optional[typing.List[int]] = None
+    #: With ``rendered``: the described summaries of the anchors' trees
+    #: (``describe``), as ``summaries(anchors)`` would give them.
+    described: typing.Optional[list] = None
 
     @property
     def count(self):
@@ -140,11 +143,13 @@ def find(ctx, request, options=Options(), rng=random, *, present,
     while the provider index is locked (a Result reads it); raises
     ResourceClassNotFound or TraitNotFound for unknown names.
 
-    ``rendering``, if given, is ``(shape, render)``: ``render(result)``
-    gives one value per candidate of ``result`` (in order), and equal
-    ``shape`` means equal values for equal candidates. The candidates
-    may then be kept rendered between requests (``candidate_memo``) and
-    handed to ``present`` as ``result.rendered``.
+    ``rendering``, if given, is ``(shape, render, describe)``:
+    ``render(result)`` gives one value per candidate of ``result`` (in
+    order), and equal ``shape`` means equal values for equal candidates;
+    ``describe(summaries)`` one value per Summary, whatever the shape.
+    The candidates and the summaries of their trees may then be kept
+    rendered between requests (``candidate_memo``) and handed to
+    ``present`` as ``result.rendered`` and ``result.described``.
     """
     index = provider_index.of(ctx.db)
     with index.lock:
@@ -272,7 +277,7 @@ def _remembered(ctx, index, request, names, resolved, root_required,
     """The Result of a memorable request, from the memo brought up to
     date: the anchors of the trees changed since are searched and
     rendered again (all of them when nothing is kept yet)."""
-    shape, render = rendering
+    shape, render, describe = rendering
     memo = candidate_memo.of(ctx.db)
     key = _memo_key(request, resolved, root_required, root_forbidden,
                     shape, index)
@@ -283,47 +288,56 @@ def _remembered(ctx, index, request, names, resolved, root_required,
         kept, changed = memo.get(key, index, served)
     if kept is None:
         kept = candidate_memo.Kept(index.epoch, index.serial, served)
-        by_anchor = _rendered_by_anchor(index, request, names, resolved,
-                                        root_required, root_forbidden,
-                                        render, None, served)
-        kept.replace((), by_anchor)
+        kept.replace((), *_rendered_by_anchor(
+            index, request, names, resolved, root_required, root_forbidden,
+            (render, describe), None, served))
     elif changed:
-        by_anchor = _rendered_by_anchor(index, request, names, resolved,
-                                        root_required, root_forbidden,
-                                        render, changed, served)
-        kept.replace(changed, by_anchor)
+        kept.replace(changed, *_rendered_by_anchor(
+            index, request, names, resolved, root_required, root_forbidden,
+            (render, describe), changed, served))
     memo.keep(key, kept, index)
     rendered, anchors = kept.take(cap)
     if not rendered:
         return EMPTY
     return Result([], index.uuid, index.class_names, functools.partial(
-        _summaries, index, False), rendered=rendered, anchors=anchors)
+        _summaries, index, False), rendered=rendered, anchors=anchors,
+        described=kept.described(anchors))
 
 
 def _rendered_by_anchor(index, request, names, resolved, root_required,
-                        root_forbidden, render, roots, served=None):
-    """{anchor: tuple of rendered candidates} of every anchor among
-    ``roots`` (None: all) that has candidates."""
+                        root_forbidden, rendering, roots, served=None):
+    """({anchor: tuple of rendered candidates}, {anchor: tuple of
+    (provider, described summary) of its tree, in id order}) of every
+    anchor among ``roots`` (None: all) that has candidates."""
+    render, describe = rendering
     builder = _SpaceBuilder(
         index, request, names.sharing(), _shared_classes(resolved),
         within=None if roots is None else index.trees(roots), served=served)
     for ids in resolved:
         if not builder.add(ids):
-            return {}
+            return {}, {}
     space = builder.space
     anchors = _anchors(index, space, root_required, root_forbidden)
     if request.same_subtree:
         space.ancestry = search.Ancestry(index.parent, index.lines)
     found = list(search.generate(space, anchors, dedupe=False))
     if not found:
-        return {}
+        return {}, {}
     values = render(Result(found, index.uuid, index.class_names,
                            functools.partial(_summaries, index, False)))
     by_anchor = collections.defaultdict(list)
     root = index.root
     for (_, partials), value in zip(found, values):
         by_anchor[root[partials[0].providers[0]]].append(value)
-    return {anchor: tuple(values) for anchor, values in by_anchor.items()}
+    # A summary tells of its provider alone, which is in its anchor's
+    # tree: it changes only with that tree.
+    providers = _described_providers(index, False, by_anchor)
+    described = collections.defaultdict(list)
+    for provider, value in zip(providers, describe(
+            _summaries(index, False, by_anchor))):
+        described[root[provider]].append((provider, value))
+    return ({anchor: tuple(values) for anchor, values in by_anchor.items()},
+            {anchor: tuple(pairs) for anchor, pairs in described.items()})
 
 
 def _shared_classes(resolved):
@@ -809,10 +823,14 @@ def _cap(limit, max_candidates):
 def _summaries(index, one_provider_per_tree, providers):
     """Summaries of the trees of ``providers`` (only of ``providers``
     themselves below 1.29 with nesting), in id order."""
+    summaries, summary = index.summaries, index.summary
+    return [summaries.get(p) or summary(p) for p in _described_providers(
+        index, one_provider_per_tree, providers)]
+
+
+def _described_providers(index, one_provider_per_tree, providers):
+    """The providers ``_summaries`` describes, in id order."""
     if one_provider_per_tree or not index.nested:
         # Without nesting every tree is its one provider.
-        described = providers
-    else:
-        described = index.trees({index.root[p] for p in providers})
-    summaries, summary = index.summaries, index.summary
-    return [summaries.get(p) or summary(p) for p in sorted(described)]
+        return sorted(providers)
+    return sorted(index.trees({index.root[p] for p in providers}))

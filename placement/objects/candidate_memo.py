@@ -25,6 +25,7 @@ dropped first); a query with more candidates is not kept.
 import bisect
 import collections
 import itertools
+import operator
 
 from placement.objects import per_process
 
@@ -45,13 +46,17 @@ class Kept:
         self.epoch, self.serial = epoch, serial
         self.served = served
         self.by_anchor = {}
+        self._described = {}
         self.anchors = []
         self.count = 0
 
-    def replace(self, roots, by_anchor):
+    def replace(self, roots, by_anchor, described=None):
         """The candidates of the anchors ``roots`` are now ``by_anchor``
-        (anchors without any are absent)."""
+        (anchors without any are absent), and ``described`` {anchor:
+        tuple of (provider, described summary)} those of their trees'
+        providers, in provider id order."""
         for root in roots:
+            self._described.pop(root, None)
             old = self.by_anchor.pop(root, None)
             if old is not None:
                 self.count -= len(old)
@@ -61,6 +66,8 @@ class Kept:
             self.by_anchor[root] = values
             self.count += len(values)
             bisect.insort(self.anchors, root)
+        if described:
+            self._described.update(described)
 
     def take(self, cap):
         """(rendered candidates in anchor order, at most ``cap`` (None:
@@ -79,6 +86,19 @@ class Kept:
         if cap is not None:
             del rendered[cap:]
         return rendered, anchors
+
+    def described(self, anchors):
+        """The described summaries of the providers of the trees of
+        ``anchors`` (as ``take`` gives them), in provider id order."""
+        pairs = list(itertools.chain.from_iterable(
+            map(self._described.__getitem__, anchors)))
+        # In order already unless trees' ids interleave (nested trees
+        # created side by side).
+        pairs.sort(key=_FIRST)
+        return [value for _, value in pairs]
+
+
+_FIRST = operator.itemgetter(0)
 
 
 class Memo:

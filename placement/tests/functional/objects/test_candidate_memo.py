@@ -13,8 +13,11 @@ import sqlalchemy as sa
 from placement.db import tables
 from placement.handlers import candidate_rendering as rendering
 from placement import microversion
+from placement.objects import aggregate as aggregate_obj
 from placement.objects import allocation_candidate as ac
 from placement.objects import candidate_memo
+from placement.objects import resource_class as rc_obj
+from placement.objects import trait as trait_obj
 from placement.tests import fixtures
 from placement.tests.functional.objects import test_allocation_candidate
 from placement.tests.functional.objects import (
@@ -174,10 +177,10 @@ def test_only_changed_trees_are_searched_again(numa_app, monkeypatch):
     real = ac._rendered_by_anchor
 
     def recording(index, request, names, resolved, root_required,
-                  root_forbidden, render, roots, served=None):
+                  root_forbidden, rendering, roots, served=None):
         searched.append(roots)
         return real(index, request, names, resolved, root_required,
-                    root_forbidden, render, roots, served)
+                    root_forbidden, rendering, roots, served)
     monkeypatch.setattr(ac, '_rendered_by_anchor', recording)
     _hosts(app, query)
     assert searched == []
@@ -214,16 +217,14 @@ SHARES = 'MISC_SHARES_VIA_AGGREGATE'
 def _ids(topo, name, trait=None, aggregate=None, rc=None):
     """Ids for hand SQL: provider ``name``'s, and a trait's, an
     aggregate's (created if new) or a class's."""
-    from placement.objects import aggregate as aggregate_obj
-    from placement.objects import resource_class as rc_obj
-    from placement.objects import trait as trait_obj
     found = [topo.by_name[name].id]
     if trait is not None:
         trait_obj.ensure(topo.ctx, trait)
         found.append(trait_obj.ids_by_name(topo.ctx, [trait])[trait])
     if aggregate is not None:
-        uuid = topo.aggregate(aggregate)
-        found.append(aggregate_obj.ensure(topo.ctx, [uuid])[uuid])
+        aggregate_uuid = topo.aggregate(aggregate)
+        found.append(aggregate_obj.ensure(
+            topo.ctx, [aggregate_uuid])[aggregate_uuid])
     if rc is not None:
         found.append(rc_obj.ids_by_name(topo.ctx, [rc])[rc])
     return found
@@ -244,12 +245,12 @@ def _toggle(topo, table, name, column, value_id):
 
 
 def toggle_trait(topo, name, trait):
-    provider, trait_id = _ids(topo, name, trait=trait)
+    _, trait_id = _ids(topo, name, trait=trait)
     _toggle(topo, tables.resource_provider_traits, name, 'trait_id', trait_id)
 
 
 def toggle_aggregate(topo, name, aggregate):
-    provider, aggregate_id = _ids(topo, name, aggregate=aggregate)
+    _, aggregate_id = _ids(topo, name, aggregate=aggregate)
     _toggle(topo, tables.resource_provider_aggregates, name, 'aggregate_id',
             aggregate_id)
 
@@ -365,21 +366,27 @@ def test_kept_bodies_are_fresh_bodies_with_sharing_providers(
     requests = [lazy._request(rng, topo, names) for _ in range(8)]
     for request in requests:
         request.isolate = request.isolate and len(request.groups) > 1
-    # A resourceless group matches a sharing provider on traits alone.
+    # One that finds something on most clouds, and a resourceless group,
+    # which matches a sharing provider on traits alone.
+    requests.append(ac.Request(groups=[
+        ac.RequestGroup(resources={'VCPU': 1, 'DISK_GB': 1})]))
+    requests.append(ac.Request(groups=[
+        ac.RequestGroup(resources={'VCPU': 1, 'MEMORY_MB': 1})]))
     requests.append(ac.Request(groups=[
         ac.RequestGroup(resources={'VCPU': 1}),
         ac.RequestGroup(suffix='1', required=[frozenset(['CUSTOM_A'])])]))
     hits = _counting_memo_hits(monkeypatch)
     found = 0
-    for _ in range(12):
+    for step in range(12):
         for request in requests:
             version = rng.choice(VERSIONS)
             kept, fresh = _bodies(topo, request, version)
             assert kept == fresh
             found += len(orjson.loads(kept)['allocation_requests'])
+        # Before any write, no sharing provider holds VCPU or MEMORY_MB.
+        assert hits or step
         _sharing_write(rng, app, topo, names, shares)
     assert found
-    assert hits
 
 
 def _lone_host_and_share(ctx):

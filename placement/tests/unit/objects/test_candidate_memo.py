@@ -35,6 +35,20 @@ def test_replacing_anchors_drops_those_left_without_candidates():
     assert kept.count == 4
 
 
+def test_summaries_of_the_anchors_trees_come_in_provider_order():
+    kept = memo_module.Kept(1, 0)
+    # Trees 2 (providers 2, 6) and 5 (5, 8) created side by side.
+    kept.replace((), {2: ('a',), 5: ('b',), 9: ('c',)},
+                 {2: ((2, 's2'), (6, 's6')), 5: ((5, 's5'), (8, 's8')),
+                  9: ((9, 's9'),)})
+    assert kept.described([2, 5, 9]) == ['s2', 's5', 's6', 's8', 's9']
+    assert kept.described([9]) == ['s9']
+    kept.replace({5}, {5: ('x',)}, {5: ((5, 'n5'),)})
+    assert kept.described([2, 5]) == ['s2', 'n5', 's6']
+    kept.replace({9}, {}, {})
+    assert 9 not in kept._described
+
+
 def test_changed_roots_are_reported_and_a_new_epoch_voids_all():
     memo, index = memo_module.Memo(), _Index()
     kept = memo_module.Kept(index.epoch, index.serial)

@@ -1,14 +1,18 @@
 """Rendered candidates kept between requests, tree by tree.
 
-Without sharing providers, the candidates a query finds at one anchor
-(tree root) depend on that tree alone: its providers' inventories,
-usage, traits, aggregates and shape. A scheduler asks the same few
-queries again and again while claims change one or two trees between
-them, so each query's candidates are kept per anchor, as the caller
-rendered them (opaque values: this module knows nothing of their
-form), and only the anchors of the trees the provider index saw change
-since (``ProviderIndex.changed_roots_since``) are searched and rendered
-again. A whole index load voids everything.
+When no sharing provider can take part in a query (none holds a class
+it requests, and every group requests some), the candidates it finds
+at one anchor (tree root) depend on that tree alone: its providers'
+inventories, usage, traits, aggregates and shape. A scheduler asks the
+same few queries again and again while claims change one or two trees
+between them, so each query's candidates are kept per anchor, as the
+caller rendered them (opaque values: this module knows nothing of their
+form), with the rendered summaries of the anchor's tree, and only the
+anchors of the trees the provider index saw change since
+(``ProviderIndex.changed_roots_since``) are searched and rendered
+again, with those that entered or left the set of trees a sharing
+provider serves (``Memo.get``'s ``served``). A whole index load voids
+everything.
 
 A query is kept under its names resolved to ids, its rules and the
 caller's shape (e.g. the microversion's form of a candidate), never its
@@ -17,11 +21,14 @@ cap, which is what the search would give.
 
 Memory: each kept candidate costs its rendered value (for a nested
 candidate with two providers, about 300 bytes of JSON) plus about 90
-bytes of references. At most ``MAX_CANDIDATES`` are kept per process
-and database, over at most ``MAX_QUERIES`` queries (least recently used
-dropped first); a query with more candidates is not kept.
+bytes of references; each kept anchor about 160 bytes, plus 65 per
+further provider of its tree, for its summaries (their encoded form is
+shared with the caller's own cache while the provider is unchanged).
+At most
+``MAX_CANDIDATES`` are kept per process and database, over at most
+``MAX_QUERIES`` queries (least recently used dropped first); a query
+with more candidates is not kept.
 """
-
 import bisect
 import collections
 import itertools

@@ -253,7 +253,7 @@ def _served_roots(index, sharing):
     aggregates = set().union(*(index.aggregates[p] for p in sharing))
     served = {root[p] for p in sharing}
     for aggregate in aggregates:
-        served.update([root[p] for p in in_aggregate[aggregate]])
+        served.update([root[p] for p in in_aggregate.get(aggregate, ())])
     return frozenset(served)
 
 

@@ -24,11 +24,11 @@ candidate with two providers, about 300 bytes of JSON) plus about 90
 bytes of references; each kept anchor about 160 bytes, plus 65 per
 further provider of its tree, for its summaries (their encoded form is
 shared with the caller's own cache while the provider is unchanged).
-At most
-``MAX_CANDIDATES`` are kept per process and database, over at most
-``MAX_QUERIES`` queries (least recently used dropped first); a query
-with more candidates is not kept.
+At most ``MAX_CANDIDATES`` are kept per process and database, over at
+most ``MAX_QUERIES`` queries (least recently used dropped first); a
+query with more candidates is not kept.
 """
+
 import bisect
 import collections
 import itertools

@@ -222,7 +222,8 @@ def encoded(result, version, requested):
     encoded once for as long as the engine returns the same Summary, and
     only the candidates are encoded per request (measured: as dicts
     encoded by orjson they cost less than pieced together from encoded
-    fragments), unless the engine kept them encoded (``fragments``).
+    fragments), unless the engine kept them, and the summaries, encoded
+    (``fragments``).
     The body is joined once from its pieces: a few megabytes copied
     again and again cost page faults, not only copies.
     """
@@ -235,7 +236,9 @@ def encoded(result, version, requested):
         pieces += result.rendered
         _last_comma_dropped(pieces)
         pieces.append(b'],"provider_summaries":{')
-        described = result.anchors
+        summaries = result.described
+        if summaries is None:
+            summaries = _encoded_summaries(result.summaries(result.anchors))
     else:
         rendering = _Rendering(result)
         candidates = rendering.candidates()
@@ -243,10 +246,10 @@ def encoded(result, version, requested):
             candidates = [_older_candidate(c, version) for c in candidates]
         pieces = [b'{"allocation_requests":', orjson.dumps(candidates),
                   b',"provider_summaries":{']
-        described = rendering.contributing
-    first = len(pieces)
-    pieces += _encoded_summaries(result.summaries(described))
-    if len(pieces) > first:
+        summaries = _encoded_summaries(
+            result.summaries(rendering.contributing))
+    if summaries:
+        pieces += summaries
         _last_comma_dropped(pieces)
     pieces.append(b'}}')
     return b''.join(pieces)
@@ -257,15 +260,16 @@ def _last_comma_dropped(pieces):
 
 
 def fragments(version):
-    """``(shape, render)`` for ``allocation_candidate.find``'s
-    ``rendering`` from 1.29: each candidate encoded on its own and
-    followed by a comma, as ``encoded`` joins them; None before 1.29,
-    where a body also depends on the classes requested."""
+    """``(shape, render, describe)`` for ``allocation_candidate.find``'s
+    ``rendering`` from 1.29: each candidate and each summary encoded on
+    its own and followed by a comma, as ``encoded`` joins them; None
+    before 1.29, where a body also depends on the classes requested."""
     if version < microversion.NESTED_CANDIDATES:
         return None
     mappings = version >= microversion.CANDIDATE_MAPPINGS
     return ('mappings' if mappings else 'allocations',
-            lambda result: _encoded_candidates(result, version))
+            lambda result: _encoded_candidates(result, version),
+            _encoded_summaries)
 
 
 def _encoded_candidates(result, version):

@@ -123,6 +123,9 @@ class Result:
     #: and the anchors (tree roots) they are found at.
     rendered: typing.Optional[list] = None
     anchors: typing.Optional[typing.List[int]] = None
+    #: With ``rendered``: the described summaries of the anchors' trees
+    #: (``describe``), as ``summaries(anchors)`` would give them.
+    described: typing.Optional[list] = None
 
     @property
     def count(self):
@@ -140,11 +143,13 @@ def find(ctx, request, options=Options(), rng=random, *, present,
     while the provider index is locked (a Result reads it); raises
     ResourceClassNotFound or TraitNotFound for unknown names.
 
-    ``rendering``, if given, is ``(shape, render)``: ``render(result)``
-    gives one value per candidate of ``result`` (in order), and equal
-    ``shape`` means equal values for equal candidates. The candidates
-    may then be kept rendered between requests (``candidate_memo``) and
-    handed to ``present`` as ``result.rendered``.
+    ``rendering``, if given, is ``(shape, render, describe)``:
+    ``render(result)`` gives one value per candidate of ``result`` (in
+    order), and equal ``shape`` means equal values for equal candidates;
+    ``describe(summaries)`` one value per Summary, whatever the shape.
+    The candidates and the summaries of their trees may then be kept
+    rendered between requests (``candidate_memo``) and handed to
+    ``present`` as ``result.rendered`` and ``result.described``.
     """
     index = provider_index.of(ctx.db)
     with index.lock:
@@ -168,7 +173,7 @@ def _search(ctx, index, request, options, rng, rendering=None):
         resolved.append(ids)
     cap = _cap(request.limit, options.max_candidates)
     if rendering is not None and _memorable(index, request, options, names,
-                                            cap):
+                                            resolved, cap):
         return _remembered(ctx, index, request, names, resolved, root_required,
                            root_forbidden, rendering, cap)
     builder = _SpaceBuilder(index, request, names.sharing(),
@@ -204,16 +209,52 @@ def _search(ctx, index, request, options, rng, rendering=None):
 MEMO_WHOLE_SEARCH_PROVIDERS = 20000
 
 
-def _memorable(index, request, options, names, cap):
+def _memorable(index, request, options, names, resolved, cap):
     """Whether the candidates of ``request`` may come from the memo:
-    each anchor's depend on its tree alone (no sharing provider), the
-    order is the plain anchor order, and working all of them out is
-    not far more than the request needs."""
+    each anchor's depend on its tree alone (no sharing provider can take
+    part), the order is the plain anchor order, and working all of them
+    out is not far more than the request needs."""
     return (not options.randomize and not options.breadth_first
-            and not names.sharing()
+            and not _sharing_takes_part(index, names.sharing(), resolved)
             and (request.nested_aware or not index.nested)
             and (cap is None
                  or len(index.uuid) <= MEMO_WHOLE_SEARCH_PROVIDERS))
+
+
+def _sharing_takes_part(index, sharing, resolved):
+    """Whether a sharing provider may place something in, or be named
+    by, a candidate of ``resolved``: one holding an inventory of a class
+    some group requests, or any at all when a group requests none (it
+    is matched on traits and aggregates alone). Otherwise every
+    candidate lies within its anchor's tree. Asked afresh by every
+    request: a provider gaining such an inventory or the trait is seen
+    at once."""
+    if not sharing:
+        return False
+    if not all(ids.amounts for ids in resolved):
+        return True
+    classes = {rc for ids in resolved for rc in ids.amounts}
+    inventories = index.inventories
+    return any(not classes.isdisjoint(inventories[provider])
+               for provider in sharing)
+
+
+def _served_roots(index, sharing):
+    """Roots of the trees sharing an aggregate with a sharing provider,
+    and of the sharing providers' own trees. Even a sharing provider
+    that takes no part changes how the search treats these trees (the
+    unsuffixed group of a one-provider tree is searched as spreadable
+    there), and with it the order of the classes of a candidate's
+    allocations, so a tree entering or leaving this set is searched
+    again, though the tree itself did not change."""
+    if not sharing:
+        return frozenset()
+    root, in_aggregate = index.root, index.in_aggregate
+    aggregates = set().union(*(index.aggregates[p] for p in sharing))
+    served = {root[p] for p in sharing}
+    for aggregate in aggregates:
+        served.update([root[p] for p in in_aggregate.get(aggregate, ())])
+    return frozenset(served)
 
 
 def _memo_key(request, resolved, root_required, root_forbidden, shape,
@@ -236,57 +277,67 @@ def _remembered(ctx, index, request, names, resolved, root_required,
     """The Result of a memorable request, from the memo brought up to
     date: the anchors of the trees changed since are searched and
     rendered again (all of them when nothing is kept yet)."""
-    shape, render = rendering
+    shape, render, describe = rendering
     memo = candidate_memo.of(ctx.db)
     key = _memo_key(request, resolved, root_required, root_forbidden,
                     shape, index)
+    served = _served_roots(index, names.sharing())
     if memo.too_large(key):
         kept, changed = None, None
     else:
-        kept, changed = memo.get(key, index)
+        kept, changed = memo.get(key, index, served)
     if kept is None:
-        kept = candidate_memo.Kept(index.epoch, index.serial)
-        by_anchor = _rendered_by_anchor(index, request, names, resolved,
-                                        root_required, root_forbidden,
-                                        render, None)
-        kept.replace((), by_anchor)
+        kept = candidate_memo.Kept(index.epoch, index.serial, served)
+        kept.replace((), *_rendered_by_anchor(
+            index, request, names, resolved, root_required, root_forbidden,
+            (render, describe), None, served))
     elif changed:
-        by_anchor = _rendered_by_anchor(index, request, names, resolved,
-                                        root_required, root_forbidden,
-                                        render, changed)
-        kept.replace(changed, by_anchor)
+        kept.replace(changed, *_rendered_by_anchor(
+            index, request, names, resolved, root_required, root_forbidden,
+            (render, describe), changed, served))
     memo.keep(key, kept, index)
     rendered, anchors = kept.take(cap)
     if not rendered:
         return EMPTY
     return Result([], index.uuid, index.class_names, functools.partial(
-        _summaries, index, False), rendered=rendered, anchors=anchors)
+        _summaries, index, False), rendered=rendered, anchors=anchors,
+        described=kept.described(anchors))
 
 
 def _rendered_by_anchor(index, request, names, resolved, root_required,
-                        root_forbidden, render, roots):
-    """{anchor: tuple of rendered candidates} of every anchor among
-    ``roots`` (None: all) that has candidates."""
+                        root_forbidden, rendering, roots, served=None):
+    """({anchor: tuple of rendered candidates}, {anchor: tuple of
+    (provider, described summary) of its tree, in id order}) of every
+    anchor among ``roots`` (None: all) that has candidates."""
+    render, describe = rendering
     builder = _SpaceBuilder(
         index, request, names.sharing(), _shared_classes(resolved),
-        within=None if roots is None else index.trees(roots))
+        within=None if roots is None else index.trees(roots), served=served)
     for ids in resolved:
         if not builder.add(ids):
-            return {}
+            return {}, {}
     space = builder.space
     anchors = _anchors(index, space, root_required, root_forbidden)
     if request.same_subtree:
         space.ancestry = search.Ancestry(index.parent, index.lines)
     found = list(search.generate(space, anchors, dedupe=False))
     if not found:
-        return {}
+        return {}, {}
     values = render(Result(found, index.uuid, index.class_names,
                            functools.partial(_summaries, index, False)))
     by_anchor = collections.defaultdict(list)
     root = index.root
     for (_, partials), value in zip(found, values):
         by_anchor[root[partials[0].providers[0]]].append(value)
-    return {anchor: tuple(values) for anchor, values in by_anchor.items()}
+    # A summary tells of its provider alone, which is in its anchor's
+    # tree: it changes only with that tree.
+    providers = _described_providers(index, False, by_anchor)
+    described = collections.defaultdict(list)
+    for provider, value in zip(providers, describe(
+            _summaries(index, False, by_anchor))):
+        described[root[provider]].append((provider, value))
+    return ({anchor: tuple(values) for anchor, values in by_anchor.items()},
+            {anchor: tuple(pairs) for anchor, pairs in described.items()})
 
 
 def _shared_classes(resolved):
@@ -409,8 +460,10 @@ class _SpaceBuilder:
     """
 
     def __init__(self, index, request, sharing, shared_classes,
-                 lazy=False, cap=None, within=None):
+                 lazy=False, cap=None, within=None, served=None):
         self.index = index
+        #: ``_served_roots`` of ``sharing``, if the caller has them.
+        self._served = served
         self._lazy = lazy
         self._within = within
         self._cap = cap
@@ -453,10 +506,14 @@ class _SpaceBuilder:
     def _lone_roots(self):
         """Roots of single-provider trees no sharing provider serves."""
         lone = self.index.lone_roots()
+        if self._within is not None:
+            lone = lone & self._within
         if self._sharing:
-            served = set()
-            for provider in self._sharing:
-                served.update(self._anchors_of(provider))
+            served = self._served
+            if served is None:
+                served = set()
+                for provider in self._sharing:
+                    served.update(self._anchors_of(provider))
             lone = lone - served - self._sharing
         return lone
 
@@ -766,10 +823,14 @@ def _cap(limit, max_candidates):
 def _summaries(index, one_provider_per_tree, providers):
     """Summaries of the trees of ``providers`` (only of ``providers``
     themselves below 1.29 with nesting), in id order."""
+    summaries, summary = index.summaries, index.summary
+    return [summaries.get(p) or summary(p) for p in _described_providers(
+        index, one_provider_per_tree, providers)]
+
+
+def _described_providers(index, one_provider_per_tree, providers):
+    """The providers ``_summaries`` describes, in id order."""
     if one_provider_per_tree or not index.nested:
         # Without nesting every tree is its one provider.
-        described = providers
-    else:
-        described = index.trees({index.root[p] for p in providers})
-    summaries, summary = index.summaries, index.summary
-    return [summaries.get(p) or summary(p) for p in sorted(described)]
+        return sorted(providers)
+    return sorted(index.trees({index.root[p] for p in providers}))

@@ -1,14 +1,18 @@
 """Rendered candidates kept between requests, tree by tree.
 
-Without sharing providers, the candidates a query finds at one anchor
-(tree root) depend on that tree alone: its providers' inventories,
-usage, traits, aggregates and shape. A scheduler asks the same few
-queries again and again while claims change one or two trees between
-them, so each query's candidates are kept per anchor, as the caller
-rendered them (opaque values: this module knows nothing of their
-form), and only the anchors of the trees the provider index saw change
-since (``ProviderIndex.changed_roots_since``) are searched and rendered
-again. A whole index load voids everything.
+When no sharing provider can take part in a query (none holds a class
+it requests, and every group requests some), the candidates it finds
+at one anchor (tree root) depend on that tree alone: its providers'
+inventories, usage, traits, aggregates and shape. A scheduler asks the
+same few queries again and again while claims change one or two trees
+between them, so each query's candidates are kept per anchor, as the
+caller rendered them (opaque values: this module knows nothing of their
+form), with the rendered summaries of the anchor's tree, and only the
+anchors of the trees the provider index saw change since
+(``ProviderIndex.changed_roots_since``) are searched and rendered
+again, with those that entered or left the set of trees a sharing
+provider serves (``Memo.get``'s ``served``). A whole index load voids
+everything.
 
 A query is kept under its names resolved to ids, its rules and the
 caller's shape (e.g. the microversion's form of a candidate), never its
@@ -17,13 +21,18 @@ cap, which is what the search would give.
 
 Memory: each kept candidate costs its rendered value (for a nested
 candidate with two providers, about 300 bytes of JSON) plus about 90
-bytes of references. At most ``MAX_CANDIDATES`` are kept per process
-and database, over at most ``MAX_QUERIES`` queries (least recently used
-dropped first); a query with more candidates is not kept.
+bytes of references; each kept anchor about 160 bytes, plus 65 per
+further provider of its tree, for its summaries (their encoded form is
+shared with the caller's own cache while the provider is unchanged).
+At most ``MAX_CANDIDATES`` are kept per process and database, over at
+most ``MAX_QUERIES`` queries (least recently used dropped first); a
+query with more candidates is not kept.
 """
 
 import bisect
 import collections
+import itertools
+import operator
 
 from placement.objects import per_process
 
@@ -37,18 +46,24 @@ MAX_TOO_LARGE = 64
 class Kept:
     """One query's candidates: ``by_anchor`` {root: tuple of rendered
     candidates}, ``anchors`` their roots in id order, valid as of the
-    index's (``epoch``, ``serial``)."""
+    index's (``epoch``, ``serial``) and for the set of ``served`` roots
+    (see ``Memo.get``)."""
 
-    def __init__(self, epoch, serial):
+    def __init__(self, epoch, serial, served=frozenset()):
         self.epoch, self.serial = epoch, serial
+        self.served = served
         self.by_anchor = {}
+        self._described = {}
         self.anchors = []
         self.count = 0
 
-    def replace(self, roots, by_anchor):
+    def replace(self, roots, by_anchor, described=None):
         """The candidates of the anchors ``roots`` are now ``by_anchor``
-        (anchors without any are absent)."""
+        (anchors without any are absent), and ``described`` {anchor:
+        tuple of (provider, described summary)} those of their trees'
+        providers, in provider id order."""
         for root in roots:
+            self._described.pop(root, None)
             old = self.by_anchor.pop(root, None)
             if old is not None:
                 self.count -= len(old)
@@ -58,12 +73,18 @@ class Kept:
             self.by_anchor[root] = values
             self.count += len(values)
             bisect.insort(self.anchors, root)
+        if described:
+            self._described.update(described)
 
     def take(self, cap):
         """(rendered candidates in anchor order, at most ``cap`` (None:
         all), and the anchors they come from)."""
-        rendered, anchors = [], []
         by_anchor = self.by_anchor
+        if cap is None or cap >= self.count:
+            return (list(itertools.chain.from_iterable(
+                map(by_anchor.__getitem__, self.anchors))),
+                list(self.anchors))
+        rendered, anchors = [], []
         for root in self.anchors:
             if cap is not None and len(rendered) >= cap:
                 break
@@ -72,6 +93,19 @@ class Kept:
         if cap is not None:
             del rendered[cap:]
         return rendered, anchors
+
+    def described(self, anchors):
+        """The described summaries of the providers of the trees of
+        ``anchors`` (as ``take`` gives them), in provider id order."""
+        pairs = list(itertools.chain.from_iterable(
+            map(self._described.__getitem__, anchors)))
+        # In order already unless trees' ids interleave (nested trees
+        # created side by side).
+        pairs.sort(key=_FIRST)
+        return [value for _, value in pairs]
+
+
+_FIRST = operator.itemgetter(0)
 
 
 class Memo:
@@ -85,9 +119,15 @@ class Memo:
     def too_large(self, key):
         return key in self._too_large
 
-    def get(self, key, index):
+    def get(self, key, index, served=frozenset()):
         """(Kept of ``key`` or None, roots changed since it was kept:
-        None to rebuild it whole)."""
+        None to rebuild it whole).
+
+        ``served`` is a set of roots the caller searches differently
+        from the others although their trees are alike (the trees a
+        sharing provider serves): those entering or leaving it since
+        count as changed.
+        """
         kept = self._kept.get(key)
         if kept is None:
             return None, None
@@ -96,6 +136,9 @@ class Memo:
         if changed is None:
             del self._kept[key]
             return None, None
+        if served != kept.served:
+            changed = set(changed) | (served ^ kept.served)
+            kept.served = served
         return kept, changed
 
     def keep(self, key, kept, index):

@@ -20,6 +20,8 @@ def test_candidates_come_in_anchor_order_cut_at_the_cap():
     kept = memo_module.Kept(1, 0)
     kept.replace((), {7: ('g', 'h'), 2: ('a', 'b', 'c'), 5: ('d',)})
     assert kept.take(None) == (['a', 'b', 'c', 'd', 'g', 'h'], [2, 5, 7])
+    assert kept.take(6) == kept.take(7) == kept.take(None)
+    assert kept.take(5) == (['a', 'b', 'c', 'd', 'g'], [2, 5, 7])
     assert kept.take(4) == (['a', 'b', 'c', 'd'], [2, 5])
     assert kept.take(2) == (['a', 'b'], [2])
     assert kept.count == 6
@@ -33,6 +35,20 @@ def test_replacing_anchors_drops_those_left_without_candidates():
     assert kept.count == 4
 
 
+def test_summaries_of_the_anchors_trees_come_in_provider_order():
+    kept = memo_module.Kept(1, 0)
+    # Trees 2 (providers 2, 6) and 5 (5, 8) created side by side.
+    kept.replace((), {2: ('a',), 5: ('b',), 9: ('c',)},
+                 {2: ((2, 's2'), (6, 's6')), 5: ((5, 's5'), (8, 's8')),
+                  9: ((9, 's9'),)})
+    assert kept.described([2, 5, 9]) == ['s2', 's5', 's6', 's8', 's9']
+    assert kept.described([9]) == ['s9']
+    kept.replace({5}, {5: ('x',)}, {5: ((5, 'n5'),)})
+    assert kept.described([2, 5]) == ['s2', 'n5', 's6']
+    kept.replace({9}, {}, {})
+    assert 9 not in kept._described
+
+
 def test_changed_roots_are_reported_and_a_new_epoch_voids_all():
     memo, index = memo_module.Memo(), _Index()
     kept = memo_module.Kept(index.epoch, index.serial)
@@ -44,6 +60,17 @@ def test_changed_roots_are_reported_and_a_new_epoch_voids_all():
     index.epoch += 1
     assert memo.get('q', index) == (None, None)
     assert memo.get('q', index) == (None, None)  # and forgotten
+
+
+def test_roots_entering_or_leaving_the_served_set_count_as_changed():
+    memo, index = memo_module.Memo(), _Index()
+    kept = memo_module.Kept(index.epoch, index.serial, frozenset([1, 2]))
+    memo.keep('q', kept, index)
+    assert memo.get('q', index, frozenset([1, 2])) == (kept, frozenset())
+    index.serial, index.changed = 3, frozenset([5])
+    assert memo.get('q', index, frozenset([2, 3])) == (kept, {1, 3, 5})
+    memo.keep('q', kept, index)
+    assert memo.get('q', index, frozenset([2, 3])) == (kept, frozenset())
 
 
 def test_bounds_drop_the_least_recently_used(monkeypatch):

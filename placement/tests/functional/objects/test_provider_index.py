@@ -1,5 +1,6 @@
 """The provider index against the database it follows."""
 
+import pytest
 import sqlalchemy as sa
 
 from placement.db import tables
@@ -26,3 +27,65 @@ def test_a_summary_lists_classes_in_one_order_however_loaded(ctx):
         index.refresh(conn)
     assert [name for name, _, _ in index.summary(provider.id).resources] == [
         'DISK_GB', 'VCPU', 'MEMORY_MB']
+
+
+def _state(index):
+    """What the index knows, in comparable form."""
+    providers = sorted(index.uuid)
+    return {
+        'uuid': dict(index.uuid),
+        'parent': dict(index.parent),
+        'root': dict(index.root),
+        'inventories': {p: dict(index.inventories[p]) for p in providers},
+        'usage': {p: dict(u) for p, u in index.usage.items()},
+        'traits': {p: set(index.traits[p]) for p in providers},
+        'aggregates': {p: set(index.aggregates[p]) for p in providers},
+        'with_class': {k: set(v) for k, v in index.with_class.items()},
+        'with_trait': {k: set(v) for k, v in index.with_trait.items()},
+        'in_aggregate': {k: set(v) for k, v in index.in_aggregate.items()},
+        'trees': {r: set(t) for r, t in index.members.items()},
+        'nested': set(index.nested),
+        'summaries': {p: index.summary(p) for p in providers},
+    }
+
+
+@pytest.mark.parametrize('changed', [1, provider_index.ONE_BY_ONE + 1])
+def test_providers_reloaded_alone_are_as_a_whole_load_sees_them(ctx,
+                                                                changed):
+    """Hand-SQL changes to ``changed`` providers (reloaded one by one,
+    or together) leave the index as a fresh whole load builds it."""
+    topo = test_allocation_candidate.Topology(ctx)
+    names = []
+    for host in range(provider_index.ONE_BY_ONE + 2):
+        name = 'cn%d' % host
+        topo.add(name, inventory={'VCPU': 8, 'DISK_GB': 100},
+                 traits=['HW_CPU_X86_AVX2'], aggs=['agg%d' % (host % 2)])
+        topo.add(name + '-numa', parent=name, inventory={'MEMORY_MB': 64})
+        names += [name, name + '-numa']
+        topo.allocate(name, 'VCPU', 1)
+    index = provider_index.ProviderIndex()
+    with ctx.db.transaction(write=False) as conn:
+        index.refresh(conn)
+    touched = [topo.by_name[n].id for n in names[:changed]]
+    with ctx.db.transaction(write=True) as conn:
+        conn.execute(sa.update(tables.inventories).where(
+            tables.inventories.c.resource_provider_id.in_(touched)
+        ).values(total=tables.inventories.c.total + 1))
+        conn.execute(sa.delete(tables.resource_provider_traits).where(
+            tables.resource_provider_traits.c.resource_provider_id.in_(
+                touched)))
+        conn.execute(sa.delete(tables.resource_provider_aggregates).where(
+            tables.resource_provider_aggregates.c.resource_provider_id.in_(
+                touched)))
+    for name in names[:changed:2]:
+        topo.allocate(name, 'DISK_GB', 7)
+    with ctx.db.transaction(write=False) as conn:
+        index.refresh(conn)
+    assert index.epoch == 1
+    fresh = provider_index.ProviderIndex()
+    with ctx.db.transaction(write=False) as conn:
+        fresh.refresh(conn)
+    assert _state(index) == _state(fresh)
+    assert not index.traits[touched[0]]
+    assert index.inventories[touched[0]] != fresh.inventories[
+        topo.by_name[names[-2]].id]

@@ -55,7 +55,7 @@ def _policy_values_key(context):
     ``_frozen`` of the mapping. The two forms cannot be equal: one holds
     (name, value) pairs, the other starts with the user id or None."""
     if (type(context).to_policy_values is not _OSLO_POLICY_VALUES
-            or 'to_policy_values' in vars(context)):
+            or 'to_policy_values' in getattr(context, '__dict__', ())):
         return _frozen(context.to_policy_values())
     return tuple(tuple(value) if isinstance(value, list) else value
                  for value in _POLICY_VALUES(context))

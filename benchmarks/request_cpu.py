@@ -43,10 +43,9 @@ HEADERS = {
 def build_app(db_url, log_file):
     """The application as gunicorn's worker gets it (``placement.wsgi.api``
     with the variables ``benchmarks.servers`` sets)."""
-    from oslo_log import log as logging
-
     from placement import conf as placement_conf
     from placement import deploy
+    from placement import log_format
     conf = placement_conf.build([], config_files=[])
     for group, name, value in (
             ('placement_database', 'connection', db_url),
@@ -54,7 +53,7 @@ def build_app(db_url, log_file):
             ('api', 'auth_strategy', 'noauth2'),
             (None, 'log_file', log_file)):
         conf.set_override(name, value, group=group)
-    logging.setup(conf, 'placement')
+    log_format.setup(conf)
     return deploy.loadapp(conf)
 
 

@@ -9,8 +9,10 @@ are kept until the next look at the policy files, at most
 'Policy file changes').
 """
 
+import operator
 import time
 
+from oslo_context import context as oslo_context
 from oslo_policy import policy as oslo_policy
 
 from placement import conf as placement_conf
@@ -33,15 +35,40 @@ def _frozen(values):
         for key, value in values.items()))
 
 
+#: The context attributes oslo.context's ``to_policy_values`` hands to
+#: oslo.policy, in its order (a unit test compares the two).
+POLICY_ATTRIBUTES = (
+    'user_id', 'user_domain_id', 'system_scope', 'domain_id', 'project_id',
+    'project_domain_id', 'roles', 'is_admin_project', 'service_user_id',
+    'service_user_domain_id', 'service_project_id',
+    'service_project_domain_id', 'service_roles')
+
+_OSLO_POLICY_VALUES = oslo_context.RequestContext.to_policy_values
+_POLICY_VALUES = operator.attrgetter(*POLICY_ATTRIBUTES)
+
+
+def _policy_values_key(context):
+    """A hashable key of ``context.to_policy_values()``: where that is
+    oslo.context's own method, the attributes it copies, read directly
+    (iterating the mapping it returns costs about 10 us, most of a
+    remembered decision, and there is one context per request); else
+    ``_frozen`` of the mapping. The two forms cannot be equal: one holds
+    (name, value) pairs, the other starts with the user id or None."""
+    if (type(context).to_policy_values is not _OSLO_POLICY_VALUES
+            or 'to_policy_values' in getattr(context, '__dict__', ())):
+        return _frozen(context.to_policy_values())
+    return tuple(tuple(value) if isinstance(value, list) else value
+                 for value in _POLICY_VALUES(context))
+
+
 def _caller(context):
     """The hashable policy values of ``context``, worked out once per
-    context: oslo.context hands them as a mapping whose iteration costs
-    about 10 us, most of a remembered decision. A request's context is
-    built once by the auth layer and not altered afterwards; one whose
-    values are unhashable raises TypeError every time."""
+    context. A request's context is built once by the auth layer and not
+    altered afterwards; one whose values are unhashable raises TypeError
+    every time."""
     key = getattr(context, '_policy_caller', None)
     if key is None:
-        key = _frozen(context.to_policy_values())
+        key = _policy_values_key(context)
         try:
             context._policy_caller = key
         except AttributeError:  # a context class with slots: no memory

@@ -20,6 +20,7 @@ from oslo_log import log as logging
 
 from placement import conf as placement_conf
 from placement import deploy
+from placement import log_format
 
 LOG = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def main(argv=None):
         # process shares: tests reset() the conf afterwards.)
         for (group, name), value in development_defaults().items():
             conf.set_override(name, value, group=group)
-    logging.setup(conf, 'placement')
+    log_format.setup(conf)
     if development:
         LOG.warning('No configuration given: development defaults apply '
                     '(SQLite in %s, schema created on start, noauth2).',

@@ -174,7 +174,14 @@ class Database:
             kwargs['isolation_level'] = 'READ COMMITTED'
             if not self.url.query.get('charset'):
                 self.url = self.url.update_query_dict({'charset': 'utf8mb4'})
+        # On MySQL/MariaDB the pool's rollback of a returned connection
+        # is a round trip; _reset_on_return leaves out the needless ones.
+        self.marks_ended = self.dialect == 'mysql'
+        if self.marks_ended:
+            kwargs['pool_reset_on_return'] = None
         self.engine = sa.create_engine(self.url, **kwargs)
+        if self.marks_ended:
+            event.listen(self.engine, 'reset', _reset_on_return)
         if self.dialect == 'sqlite':
             self._configure_sqlite(sqlite_synchronous)
         elif self.dialect == 'mysql':
@@ -389,6 +396,8 @@ class _Transaction:
                     self._tx.__exit__(*exc_info)
                 finally:
                     self._leave_autocommit(*exc_info)
+                if self._db.marks_ended and not self._conn.invalidated:
+                    self._conn.connection.info[_ENDED] = True
         finally:
             if self._db._serial is not None:
                 self._db._serial.release()
@@ -398,6 +407,27 @@ class _Transaction:
         if self._autocommit is not None:
             self._autocommit.__exit__(*exc_info)
             self._autocommit = None
+
+
+#: Set on a pooled connection's ``info`` once its transaction ended.
+_ENDED = 'placement_transaction_ended'
+
+
+def _reset_on_return(dbapi_conn, record, state):
+    """The pool's rollback of a returned connection, left out after a
+    transaction that ``_Transaction`` saw committed or rolled back.
+
+    SQLAlchemy's own reset rolls back after every COMMIT as well (it
+    skips the ROLLBACK only when closing ends the transaction itself); on
+    MySQL/MariaDB, where PyMySQL sends every ROLLBACK to the server, that
+    was one more round trip per request (on SQLite and psycopg2 the
+    rollback of an idle connection stays in the client, so the default
+    reset is kept there).
+    """
+    ended = record is not None and record.info.pop(_ENDED, False)
+    if ended or state.transaction_was_reset or not state.asyncio_safe:
+        return
+    dbapi_conn.rollback()
 
 
 def _forget_parent_connections(ref):

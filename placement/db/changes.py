@@ -69,6 +69,7 @@ import time
 
 import sqlalchemy as sa
 
+from placement.db import prepared
 from placement.db import tables
 
 _LOG = tables.provider_change_log
@@ -277,19 +278,30 @@ def _cached(conn, kind):
     return stmt
 
 
+def _prepared(conn, kind):
+    """``_cached`` as a ``prepared.Prepared``: the reads without gaps (by
+    far the most frequent, one per candidates or listing request) run on
+    the driver's cursor, at a fraction of ``conn.execute``'s cost."""
+    key = (conn.dialect.name, kind, 'prepared')
+    found = _STATEMENTS.get(key)
+    if found is None:
+        found = _STATEMENTS[key] = prepared.Prepared(_cached(conn, kind))
+    return found
+
+
 def read(conn, since, clock=time.monotonic):
     """``Changes(cursor, provider_ids)`` since the Cursor ``since`` (None:
     the caller has nothing yet), in one statement."""
     if since is None:
         high, gaps = 0, ()
-        rows = conn.execute(_cached(conn, 'start')).all()
+        rows = _prepared(conn, 'start').rows(conn)
     else:
         high, gaps = since
         if gaps:
             rows = conn.execute(_cached(conn, 'gaps'), {
                 'high': high, 'gaps': [gap.id for gap in gaps]}).all()
         else:
-            rows = conn.execute(_cached(conn, 'after'), {'high': high}).all()
+            rows = _prepared(conn, 'after').rows(conn, high=high)
     lo = hi = xmin = xmax = None
     found = {}
     for kind, a, b, c, d in rows:

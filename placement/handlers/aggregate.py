@@ -44,11 +44,11 @@ def get_aggregates(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:aggregates:list')
     try:
-        provider, aggregates = aggregate_obj.get_provider_aggregates(
+        generation, aggregates = aggregate_obj.get_provider_aggregates(
             ctx, req.urlvars['uuid'])
     except exception.ResourceProviderNotFound as exc:
         raise errors.NotFound(str(exc), vary=False)
-    return _response(req, aggregates, provider.generation)
+    return _response(req, aggregates, generation)
 
 
 @contract.describe(

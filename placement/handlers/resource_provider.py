@@ -1,5 +1,6 @@
 """/resource_providers and /resource_providers/{uuid}."""
 
+import functools
 import uuid as uuidlib
 
 import orjson
@@ -42,14 +43,11 @@ def _links_renderer(req):
     listing. ``plain`` says ``uuid`` needs no JSON escaping."""
     version = util.version(req)
     prefix = util.href(req, '/resource_providers/')
-    rels = [(rel, suffix) for rel, suffix, since in _LINKS
-            if version >= since]
-    # The JSON of the links with "\0" where the provider's uuid goes,
-    # cut there: a uuid, escaped, joins the pieces.
-    pieces = orjson.dumps([{'rel': rel, 'href': prefix + '\0' + suffix}
-                           for rel, suffix in rels]).decode().split('\\u0000')
+    rels = tuple((rel, suffix) for rel, suffix, since in _LINKS
+                 if version >= since)
+    pieces = _link_pieces(prefix, rels)
     fragment, dumps = orjson.Fragment, orjson.dumps
-    if len(pieces) != len(rels) + 1:
+    if pieces is None:
         # A mount prefix holding NUL itself: build the links as dicts.
         def render_links(uuid, plain=False):
             return [{'rel': rel, 'href': prefix + uuid + suffix}
@@ -60,6 +58,17 @@ def _links_renderer(req):
                 uuid = dumps(uuid)[1:-1].decode()
             return fragment(uuid.join(pieces))
     return render_links
+
+
+@functools.lru_cache(maxsize=64)
+def _link_pieces(prefix, rels):
+    """The JSON of the links with "\\0" where the provider's uuid goes,
+    cut there (a uuid, escaped, joins the pieces); None if ``prefix``
+    holds NUL itself. Kept per mount prefix and microversion range: a
+    single provider's response would spend more on it than on its row."""
+    pieces = orjson.dumps([{'rel': rel, 'href': prefix + '\0' + suffix}
+                           for rel, suffix in rels]).decode().split('\\u0000')
+    return tuple(pieces) if len(pieces) == len(rels) + 1 else None
 
 
 def _serializer(req):

@@ -17,6 +17,7 @@ from placement.objects import resource_provider as rp_obj
 
 _AGG = tables.placement_aggregates
 _RP_AGG = tables.resource_provider_aggregates
+_RP = tables.resource_providers
 
 #: Fresh transactions tried to create aggregate rows racing with others.
 MAX_CREATE_ATTEMPTS = 10
@@ -33,23 +34,28 @@ def ids_by_uuid(conn, uuids):
     return dict(conn.execute(_IDS, {'uuids': sorted(set(uuids))}).all())
 
 
-_PROVIDER_AGGREGATES = prepared.Prepared(
-    sa.select(_AGG.c.uuid)
-    .select_from(_AGG.join(_RP_AGG, _RP_AGG.c.aggregate_id == _AGG.c.id))
-    .where(_RP_AGG.c.resource_provider_id == sa.bindparam('provider'))
+#: A provider's generation with each of its aggregates (one row with a
+#: NULL aggregate if it has none): the GET of a provider's aggregates in
+#: one statement rather than two.
+_GENERATION_AND_AGGREGATES = prepared.Prepared(
+    sa.select(_RP.c.generation, _AGG.c.uuid)
+    .select_from(
+        _RP.outerjoin(_RP_AGG, _RP_AGG.c.resource_provider_id == _RP.c.id)
+        .outerjoin(_AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
+    .where(_RP.c.uuid == sa.bindparam('uuid'))
     .order_by(_AGG.c.id))
-
-
-def _provider_aggregates(ctx, provider_id):
-    return [uuid for uuid, in _PROVIDER_AGGREGATES.rows(
-        ctx.conn, provider=provider_id)]
 
 
 @db_api.reader
 def get_provider_aggregates(ctx, uuid):
-    """``(provider, [aggregate uuid, ...])`` for the provider ``uuid``."""
-    provider = rp_obj.get_by_uuid(ctx, uuid)
-    return provider, _provider_aggregates(ctx, provider.id)
+    """``(generation, [aggregate uuid, ...])`` of the provider ``uuid``,
+    or ResourceProviderNotFound."""
+    rows = []
+    if db_api.storable(uuid):
+        rows = _GENERATION_AND_AGGREGATES.rows(ctx.conn, uuid=uuid)
+    if not rows:
+        raise exception.ResourceProviderNotFound(uuid=uuid)
+    return rows[0][0], [agg for _gen, agg in rows if agg is not None]
 
 
 @db_api.writer

@@ -7,15 +7,14 @@ environment variables (README.rst, Configuration).
 
 import gc
 
-from oslo_log import log as logging
-
 from placement import conf as placement_conf
 from placement import deploy
+from placement import log_format
 
 
 def init_application():
     conf = placement_conf.build()
-    logging.setup(conf, 'placement')
+    log_format.setup(conf)
     app = deploy.loadapp(conf)
     # The objects of start-up (modules, SQLAlchemy metadata, policy rules)
     # live as long as the process; moving them out of the collector's

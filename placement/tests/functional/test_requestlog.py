@@ -71,3 +71,21 @@ def test_mount_prefix_is_part_of_the_path(app, caplog):
     with caplog.at_level(logging.INFO, logger='placement.requestlog'):
         req.get_response(app)
     assert '"GET /placement/resource_providers" status: 200' in caplog.text
+
+
+def test_the_line_names_where_it_was_logged(app, caplog):
+    """As LOG.log would: the request log's module, function and a line
+    of it (format strings may show them)."""
+    from placement import requestlog
+    req = webob.Request.blank('/', remote_addr='192.0.2.7')
+    with caplog.at_level(logging.INFO, logger='placement.requestlog'):
+        req.get_response(app)
+    (record,) = [r for r in caplog.records
+                 if r.name == 'placement.requestlog']
+    code = requestlog.RequestLog._log.__code__
+    assert (record.pathname, record.funcName, record.module) == (
+        code.co_filename, '_log', 'requestlog')
+    lines = [line for _start, _end, line in code.co_lines()
+             if line is not None]
+    assert min(lines) <= record.lineno <= max(lines)
+    assert record.levelname == 'INFO' and record.exc_info is None

@@ -42,3 +42,20 @@ def test_out_of_range(value):
     with pytest.raises(microversion.UnacceptableVersion) as info:
         microversion.from_header('placement ' + value)
     assert str(info.value) == 'Unacceptable version header: ' + value
+
+
+def test_parsed_headers_are_kept_but_failures_are_raised_every_time():
+    microversion.from_header.cache_clear()
+    first = microversion.from_header('placement 1.20')
+    assert microversion.from_header('placement 1.20') is first
+    assert microversion.from_header.cache_info().hits == 1
+    for _ in range(2):
+        with pytest.raises(microversion.UnacceptableVersion):
+            microversion.from_header('placement 9.99')
+        with pytest.raises(microversion.InvalidVersion):
+            microversion.from_header('placement 1.x')
+    # Client-chosen texts: the memory is bounded.
+    for minor in range(1000):
+        microversion.from_header('placement 1.%d' % (minor % 40))
+        microversion.from_header('compute 2.%d, placement 1.0' % minor)
+    assert microversion.from_header.cache_info().currsize <= 256

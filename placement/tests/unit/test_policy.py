@@ -156,9 +156,9 @@ def test_a_callers_policy_values_are_read_once(monkeypatch):
         _allowed(enforcer, _caller(['reader']), rule)
     reader = _caller(['reader'])
     reads = []
-    values = reader.to_policy_values
-    monkeypatch.setattr(reader, 'to_policy_values',
-                        lambda: reads.append(1) or values())
+    key = policy._policy_values_key
+    monkeypatch.setattr(policy, '_policy_values_key',
+                        lambda caller: reads.append(1) or key(caller))
     for rule in rules * 2:
         _allowed(enforcer, reader, rule)
     assert len(reads) == 1
@@ -201,3 +201,38 @@ def test_setup_cfg_names_the_entry_points():
                 target = line.split('=', 1)[1].strip()
                 assert metadata.EntryPoint(
                     name='x', value=target, group=group).load()
+
+
+def test_policy_values_are_keyed_on_what_oslo_context_hands_over():
+    """The remembered answers' key reads the context's attributes instead
+    of the mapping ``to_policy_values`` builds: the same names (an
+    oslo.context that adds one fails here), the same key."""
+    caller = context.RequestContext(
+        user_id='u', project_id='p', roles=['reader', 'member'],
+        system_scope='all', domain_id='d', user_domain_id='ud',
+        project_domain_id='pd', service_user_id='su',
+        service_roles=['service'], is_admin_project=False)
+    values = caller.to_policy_values()
+    assert tuple(values) == policy.POLICY_ATTRIBUTES
+    assert policy._policy_values_key(caller) == tuple(
+        tuple(values[name]) if isinstance(values[name], list)
+        else values[name] for name in policy.POLICY_ATTRIBUTES)
+
+
+@pytest.mark.parametrize('name', policy.POLICY_ATTRIBUTES)
+def test_callers_differing_in_any_policy_value_are_told_apart(name):
+    one, other = _caller(['reader']), _caller(['reader'])
+    setattr(other, name, ['x'] if name.endswith('roles') else 'changed')
+    assert policy._caller(one) != policy._caller(other)
+
+
+def test_a_context_with_its_own_policy_values_is_keyed_on_them():
+    class Extended(context.RequestContext):
+        def to_policy_values(self):
+            values = super().to_policy_values()
+            values['flavour'] = 'big'
+            return values
+
+    caller = Extended(user_id='u', project_id='p', roles=['reader'])
+    assert policy._policy_values_key(caller) == policy._frozen(
+        caller.to_policy_values())

@@ -71,3 +71,43 @@ def test_streaming_is_asked_for_only_inside_a_transaction(ctx):
 
     assert read(ctx) == ({} if ON_POSTGRESQL else {'yield_per': 7})
     assert write(ctx) == {'yield_per': 7}
+
+
+ON_MYSQL = fixtures.backend_name() == 'mysql'
+
+
+def _rollbacks(conn):
+    """ROLLBACK statements the server received on this session."""
+    return int(conn.exec_driver_sql(
+        "SHOW SESSION STATUS LIKE 'Com_rollback'").one()[1])
+
+
+@pytest.mark.skipif(not ON_MYSQL, reason='MySQL/MariaDB only')
+def test_no_rollback_after_a_transaction_ended_on_mysql(ctx):
+    """The pool does not roll back a connection whose transaction
+    committed (one round trip per request saved), but still resets one
+    handed back inside a transaction."""
+    db = db_api.Database(ctx.db.url.render_as_string(hide_password=False),
+                         pool_size=1, max_overflow=0)
+    try:
+        with db.transaction(False) as conn:
+            before = _rollbacks(conn)
+        for write in (False, True, False):
+            with db.transaction(write) as conn:
+                conn.exec_driver_sql('SELECT 1')
+        with pytest.raises(RuntimeError):
+            with db.transaction(True) as conn:
+                conn.exec_driver_sql('SELECT 1')
+                raise RuntimeError('the transaction rolls back')
+        with db.transaction(False) as conn:
+            # The failed writer's own ROLLBACK only.
+            assert _rollbacks(conn) == before + 1
+        raw = db.engine.raw_connection()
+        cursor = raw.cursor()
+        cursor.execute('SELECT 1')
+        cursor.close()
+        raw.close()
+        with db.transaction(False) as conn:
+            assert _rollbacks(conn) == before + 2
+    finally:
+        db.dispose()

@@ -186,9 +186,8 @@ def test_aggregate_generation_rules(ctx):
     with pytest.raises(exception.ResourceProviderGenerationMismatch):
         aggregate_obj.set_provider_aggregates(ctx, provider, [],
                                               generation=1)
-    found, aggregates = aggregate_obj.get_provider_aggregates(
-        ctx, provider.uuid)
-    assert (found.generation, aggregates) == (2, [agg])
+    assert aggregate_obj.get_provider_aggregates(ctx, provider.uuid) == (
+        2, [agg])
 
 
 def test_aggregate_rows_survive_a_failed_association_write(ctx):

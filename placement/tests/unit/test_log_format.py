@@ -1,0 +1,212 @@
+"""placement.log_format: the same text as oslo.log's ContextFormatter, and
+every oslo.log setting still in force after ``setup``."""
+
+import copy
+import logging
+import os
+import sys
+
+from oslo_config import cfg
+from oslo_context import context as oslo_context
+from oslo_log import formatters
+from oslo_log import log as oslo_logging
+import pytest
+
+from placement import log_format
+from placement import requestlog
+
+CONF_VARIANTS = {
+    'defaults': {},
+    'everything in the line': {
+        'logging_context_format_string':
+            '%(isotime)s %(asctime)s %(levelname)s [%(request_id)s '
+            '%(global_request_id)s %(user_identity)s %(user_name)s '
+            '%(project_name)s %(project)s %(version)s] %(instance)s'
+            '%(resource)s%(color)s%(message)s %(error_summary)s',
+        'logging_default_format_string':
+            '%(isotime)s %(process)d %(name)s %(instance)s%(message)s',
+        'logging_user_identity_format': '%(user)s/%(project)s/%(roles)s',
+        'instance_format': '<%(uuid)s> ',
+        'instance_uuid_format': '{%(uuid)s} ',
+        'logging_debug_format_suffix': '(%(funcName)s %(lineno)d)',
+        'log_date_format': '%d/%m/%Y %H:%M:%S',
+    },
+    'no debug suffix': {'logging_debug_format_suffix': ''},
+}
+
+
+def _conf(overrides):
+    conf = cfg.ConfigOpts()
+    oslo_logging.register_options(conf)
+    conf([], project='placement-test')
+    for name, value in overrides.items():
+        conf.set_override(name, value)
+    return conf
+
+
+def _record(level=logging.INFO, msg='hello %s', args=('world',),
+            exc_info=None, created=1764000000.123456, **extra):
+    record = logging.LogRecord('placement.test', level, '/x/y.py', 12, msg,
+                               args, exc_info, func='fn')
+    record.created = created
+    record.msecs = 123.0
+    record.__dict__.update(extra)
+    return record
+
+
+def _context(**kwargs):
+    return oslo_context.RequestContext(
+        request_id='req-1', user_id='u', project_id='p',
+        roles=['reader', 'member'], overwrite=False, **kwargs)
+
+
+def _raised(kind):
+    try:
+        raise kind('boom')
+    except kind:
+        return sys.exc_info()
+
+
+RECORDS = {
+    'plain': lambda: _record(),
+    'context passed': lambda: _record(context=_context()),
+    'context with resource': lambda: _record(
+        context=_context(resource_uuid='r-1')),
+    'dict context': lambda: _record(context={'request_id': 'req-2',
+                                             'user': 'someone'}),
+    'instance': lambda: _record(context=_context(),
+                                instance={'uuid': 'i-1'}),
+    'instance string': lambda: _record(instance='i-2 '),
+    'instance uuid': lambda: _record(instance_uuid='i-3'),
+    'debug': lambda: _record(level=logging.DEBUG, context=_context()),
+    'warning with exc_info': lambda: _record(
+        level=logging.WARNING, exc_info=_raised(RuntimeError),
+        context=_context()),
+    'bad arguments': lambda: _record(msg='%d things', args=('x',)),
+    'bad format': lambda: _record(msg='%(a)s things', args=({'b': 1},)),
+    'whole second': lambda: _record(created=1764000000.0),
+}
+
+
+@pytest.mark.parametrize('variant', sorted(CONF_VARIANTS))
+@pytest.mark.parametrize('kind', sorted(RECORDS))
+def test_same_text_as_oslo_log(variant, kind):
+    conf = _conf(CONF_VARIANTS[variant])
+    kwargs = {'project': 'placement', 'version': '1.2',
+              'datefmt': conf.log_date_format, 'config': conf}
+    theirs = formatters.ContextFormatter(**kwargs)
+    ours = log_format.ContextFormatter(**kwargs)
+    record = RECORDS[kind]()
+    expected = _outcome(theirs, record)
+    assert _outcome(ours, record) == expected
+    # A formatter converted from oslo.log's, as setup does, too.
+    converted = log_format.ContextFormatter.replacing(theirs)
+    assert _outcome(converted, record) == expected
+
+
+def _outcome(formatter, record):
+    """The text, or the error, of formatting a copy of ``record``."""
+    try:
+        return formatter.format(copy.copy(record))
+    except Exception as exc:
+        return type(exc), str(exc)
+
+
+def test_same_text_with_the_current_context_and_an_active_exception():
+    conf = _conf({})
+    theirs = formatters.ContextFormatter(config=conf)
+    ours = log_format.ContextFormatter(config=conf)
+    oslo_context.RequestContext(request_id='req-current', user_id='u',
+                                overwrite=True)
+    try:
+        try:
+            raise KeyError('missing')
+        except KeyError:
+            record = _record(level=logging.ERROR)
+            expected = theirs.format(copy.copy(record))
+            assert ours.format(copy.copy(record)) == expected
+        assert 'req-current' in expected
+    finally:
+        requestlog.clear_log_context()
+
+
+@pytest.fixture
+def root_logging():
+    """Put the root logger back as it was after oslo.log's setup."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield root
+    for handler in list(root.handlers):
+        if handler not in handlers:
+            root.removeHandler(handler)
+            handler.close()
+    for handler in handlers:
+        if handler not in root.handlers:
+            root.addHandler(handler)
+    root.setLevel(level)
+
+
+def _lines(path):
+    with open(path) as f:
+        return f.read().splitlines()
+
+
+def test_setup_writes_to_the_log_file_as_oslo_log_does(root_logging,
+                                                       tmp_path):
+    log_file = tmp_path / 'placement.log'
+    conf = _conf({'log_file': str(log_file), 'debug': True})
+    log_format.setup(conf)
+    (handler,) = root_logging.handlers
+    assert type(handler.formatter) is log_format.ContextFormatter
+    assert root_logging.level == logging.DEBUG  # 'debug' still applies
+    logger = logging.getLogger('placement.test')
+    line_number = sys._getframe().f_lineno + 1
+    logger.debug('a %s line', 'debug')
+    (line,) = _lines(log_file)
+    assert line.endswith(
+        ' %d DEBUG placement.test [-] a debug line %s %s:%d' % (
+            os.getpid(), sys._getframe().f_code.co_name,
+            __file__, line_number))
+
+
+def test_setup_keeps_json_logging(root_logging, tmp_path):
+    conf = _conf({'log_file': str(tmp_path / 'p.log'), 'use_json': True})
+    log_format.setup(conf)
+    (handler,) = root_logging.handlers
+    assert type(handler.formatter) is formatters.JSONFormatter
+
+
+def test_setup_keeps_a_log_config_file_but_speeds_up_oslo_formatters(
+        root_logging, tmp_path):
+    config = tmp_path / 'logging.conf'
+    fast, plain = tmp_path / 'fast.log', tmp_path / 'plain.log'
+    config.write_text('\n'.join([
+        '[loggers]', 'keys=root', '',
+        '[handlers]', 'keys=fast,plain', '',
+        '[formatters]', 'keys=context,simple', '',
+        '[logger_root]', 'level=INFO', 'handlers=fast,plain', '',
+        '[handler_fast]', 'class=FileHandler', 'formatter=context',
+        'args=(%r,)' % str(fast), '',
+        '[handler_plain]', 'class=FileHandler', 'formatter=simple',
+        'args=(%r,)' % str(plain), '',
+        '[formatter_context]',
+        'class=oslo_log.formatters.ContextFormatter', '',
+        '[formatter_simple]', 'format=%(levelname)s %(message)s', '',
+    ]))
+    conf = _conf({'log_config_append': str(config)})
+    log_format.setup(conf)
+    kinds = sorted(type(h.formatter).__name__ for h in root_logging.handlers)
+    assert kinds == ['ContextFormatter', 'Formatter']
+    assert all(type(h.formatter) is not formatters.ContextFormatter
+               for h in root_logging.handlers)
+    oslo_context.RequestContext(request_id='req-9', overwrite=True)
+    try:
+        logging.getLogger('placement.test').info('configured %s', 'here')
+    finally:
+        requestlog.clear_log_context()
+    for handler in root_logging.handlers:
+        handler.flush()
+    assert _lines(plain) == ['INFO configured here']
+    (line,) = _lines(fast)
+    assert ' INFO placement.test [None req-9 ' in line
+    assert line.endswith('] configured here')

@@ -64,8 +64,10 @@ a keep-alive connection each. A step is *sustained* when every request
 got a non-5xx answer, every task started less than ``--lag`` seconds
 after it was due and all were done by the end of the step plus
 ``--drain`` seconds, and the p99 of all requests was within
-``--p99-bound`` ms; a server is not asked for higher factors after its
-first step that is not. Per step and server it prints requests/s offered
+``--p99-bound`` ms. After a server's first step that is not, it runs
+``--refine`` more steps, each at the geometric middle of its highest
+sustained and lowest unsustained factor so far, so that its sustained
+rate is measured rather than rounded down to a factor step. Per step and server it prints requests/s offered
 and achieved, p50/p99, errors and the CPU seconds per request of the
 server (gunicorn master and workers) and, when found, of the database
 server (on a database server shared by both servers, only the one being
@@ -492,6 +494,40 @@ class StepResult:
         return None
 
 
+class Plan:
+    """The load factors one server is asked for.
+
+    The given factors in order up to the first step it does not sustain;
+    then ``refine`` more steps, each at the geometric middle of the
+    highest sustained and the lowest unsustained factor so far, so that
+    its sustained rate is measured rather than rounded down to the
+    previous factor (when no step was sustained there is nothing to
+    refine).
+    """
+
+    def __init__(self, factors, refine):
+        self._todo = list(factors)
+        self._refine = refine
+        self.low = self.high = None     # highest sustained, lowest not
+
+    def next(self):
+        """The next factor to run, or None when done."""
+        if self.high is None:
+            return self._todo.pop(0) if self._todo else None
+        if self._refine <= 0 or self.low is None:
+            return None
+        return float('%.3g' % math.sqrt(self.low * self.high))
+
+    def record(self, factor, sustained):
+        if self.high is not None:
+            self._refine -= 1
+        if sustained:
+            self.low = factor if self.low is None else max(self.low, factor)
+        else:
+            self.high = (factor if self.high is None
+                         else min(self.high, factor))
+
+
 def run_step(cloud, factor, args, rng):
     """Send one step's traffic to ``cloud``'s server; its StepResult."""
     cloud.recorder = recorder = Recorder()
@@ -680,6 +716,9 @@ def parser():
                         default='first')
     parser.add_argument('--factors', default='0.5,1,2,4,8,16,32,64',
                         help='load factors, in increasing order')
+    parser.add_argument('--refine', type=int, default=2,
+                        help='steps between the highest sustained and the '
+                        'first unsustained factor, per server')
     parser.add_argument('--duration', type=float, default=20.0,
                         help='seconds of traffic per step and server')
     parser.add_argument('--drain', type=float, default=10.0)
@@ -707,7 +746,7 @@ def main(argv=None):
         args.nodes, args.duration, args.drain = 20, 2.0, 5.0
         args.factors, args.period, args.clients = '1,4', 4.0, 8
         args.boots, args.migrations, args.usages = 2.0, 1.0, 2.0
-        args.inventory_changes = 1.0
+        args.inventory_changes, args.refine = 1.0, 0
     if args.deletes is None:
         args.deletes = args.boots
     try:
@@ -757,22 +796,30 @@ def measure(targets, args, db_pid=None):
         bench.load(client, topology.jobs(), args.threads,
                    '%s %s-%d' % (cloud.label, args.shape, args.nodes))
         cloud.populate(random.Random(args.seed))
-    for factor in args.factors:
-        for cloud in clouds:
-            if cloud.stopped:
+    plans = {cloud.label: Plan(args.factors, args.refine)
+             for cloud in clouds}
+    running = list(clouds)
+    while running:
+        # One step per server and round: servers stay interleaved, also
+        # while refining at factors of their own.
+        for cloud in list(running):
+            factor = plans[cloud.label].next()
+            if factor is None:
+                running.remove(cloud)
                 continue
             result = run_step(cloud, factor, args,
                               random.Random('%s-%s' % (args.seed, factor)))
             print(step_line(result, width), flush=True)
             cloud.steps.append(result)
             why = result.why_not()
+            plans[cloud.label].record(factor, why is None)
             for endpoint, status, text in result.recorder.samples:
                 print('    error %s: %s %s' % (endpoint, status, text),
                       flush=True)
             if why:
                 for line in endpoint_lines(result):
                     print(line, flush=True)
-                cloud.stopped = 'x%g: %s' % (factor, why)
+                cloud.stopped = cloud.stopped or 'x%g: %s' % (factor, why)
             else:
                 cloud.sustained.append(result)
     for line in summary(clouds):

@@ -96,3 +96,26 @@ def test_recorder_keeps_a_few_error_texts():
     assert recorder.samples == [('PUT y', 503, "b'database unavailable'")
                                 ] * 5
     assert recorder.errors() == 8
+
+
+def test_plan_bisects_between_last_sustained_and_first_unsustained():
+    plan = cloud_traffic.Plan([1, 2, 4, 8], refine=2)
+    ran = []
+    for sustained in (True, True, False, True, False):
+        factor = plan.next()
+        ran.append(factor)
+        plan.record(factor, sustained)
+    assert ran == [1, 2, 4, 2.83, 3.36]
+    assert plan.next() is None
+    assert (plan.low, plan.high) == (2.83, 3.36)
+
+
+def test_plan_without_a_sustained_step_has_nothing_to_refine():
+    plan = cloud_traffic.Plan([1, 2], refine=3)
+    plan.record(plan.next(), False)
+    assert plan.next() is None
+    everything = cloud_traffic.Plan([1, 2], refine=3)
+    for factor in (1, 2):
+        assert everything.next() == factor
+        everything.record(factor, True)
+    assert everything.next() is None

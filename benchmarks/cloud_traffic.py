@@ -60,7 +60,8 @@ usages
 
 Each step runs ``--duration`` seconds per server, servers interleaved
 step by step (ours, upstream, ours, ...), from ``--clients`` threads with
-a keep-alive connection each. A step is *sustained* when every request
+a connection each (``placement_http.RawClient``; a new one per request
+where the server closes them, as gunicorn's sync workers do). A step is *sustained* when every request
 got a non-5xx answer, every task started less than ``--lag`` seconds
 after it was due and all were done by the end of the step plus
 ``--drain`` seconds, and the p99 of all requests was within
@@ -256,12 +257,14 @@ class Cloud:
     def _client(self):
         client = getattr(self._local, 'client', None)
         if client is None:
-            client = self._local.client = placement_http.Client(
+            client = self._local.client = placement_http.RawClient(
                 self.url, self.args.token, self.args.timeout)
         return client
 
-    def call(self, endpoint, method, path, body=None):
-        """Send, record, and return (status, decoded body)."""
+    def call(self, endpoint, method, path, body=None, decode=False):
+        """Send, record, and return (status, body): the body decoded when
+        ``decode``, else bytes, since most bodies are not read and JSON
+        decoding is a good part of the load generator's CPU."""
         start = time.perf_counter()
         resp = self._client().fetch(method, path, body)
         self.recorder.add(endpoint, resp.status,
@@ -269,7 +272,8 @@ class Cloud:
                           resp.failure or resp.body)
         if resp.status is None:
             return None, resp.failure
-        return resp.status, placement_http.decode(resp.body)
+        return resp.status, (placement_http.decode(resp.body) if decode
+                             else resp.body)
 
     # -- instances --------------------------------------------------------
 
@@ -305,7 +309,8 @@ class Cloud:
         topology = self.topology
         status, body = self.call(
             'GET in_tree', 'GET',
-            '/resource_providers?in_tree=' + topology.root(node))
+            '/resource_providers?in_tree=' + topology.root(node),
+            decode=True)
         if status != 200:
             return
         root = topology.root(node)
@@ -322,7 +327,8 @@ class Cloud:
                   '/resource_providers?member_of=in:%s&required=%s' % (
                       topology.aggregate(node), SHARES))
         if root_inventories and rng.random() < self.args.inventory_changes:
-            self._change_inventory(root, root_inventories)
+            self._change_inventory(
+                root, placement_http.decode(root_inventories))
 
     def _change_inventory(self, root, current):
         path = '/resource_providers/%s/inventories' % root
@@ -336,7 +342,8 @@ class Cloud:
             status, _ = self.call('PUT inventories', 'PUT', path, body)
             if status != 409 or attempt:
                 return
-            status, current = self.call('GET inventories', 'GET', path)
+            status, current = self.call('GET inventories', 'GET', path,
+                                        decode=True)
             if status != 200:
                 return
 
@@ -346,7 +353,8 @@ class Cloud:
                                   for item in sorted(FLAVOUR.items())),
             'limit': 1000})
         status, body = self.call('GET candidates', 'GET',
-                                 '/allocation_candidates?' + query)
+                                 '/allocation_candidates?' + query,
+                                 decode=True)
         if status != 200 or not body['allocation_requests']:
             return
         requests = body['allocation_requests']
@@ -365,7 +373,8 @@ class Cloud:
                     if node is not None:
                         self._put_instance(consumer, node)
                     return
-                code = placement_http.Response(status, answer).error_code
+                code = placement_http.Response(
+                    status, placement_http.decode(answer)).error_code
                 if status != 409 or code != 'placement.concurrent_update':
                     break
             if status != 409:
@@ -392,7 +401,7 @@ class Cloud:
         if consumer is None:
             return
         status, current = self.call('GET allocations', 'GET',
-                                    '/allocations/' + consumer)
+                                    '/allocations/' + consumer, decode=True)
         if status != 200 or not current.get('allocations'):
             return
         target = rng.randrange(self.topology.nodes)

@@ -83,10 +83,12 @@ import argparse
 import collections
 import concurrent.futures
 import dataclasses
+import json
 import math
 import os
 import queue
 import random
+import re
 import statistics
 import sys
 import threading
@@ -226,6 +228,33 @@ class Recorder:
                           and s not in (404, 409))
 
 
+_SPACE = re.compile(r'[ \t\n\r]*')
+
+
+def allocation_requests(data, count=None):
+    """The first ``count`` (None: all) ``allocation_requests`` of a
+    candidates body, read without decoding the rest: the provider
+    summaries are most of a large answer and the load generator, on the
+    servers' cores, has no use for them."""
+    text = data.decode()
+    key = text.find('"allocation_requests"')
+    if key < 0:
+        raise ValueError('no allocation_requests in %r' % text[:200])
+    decoder = json.JSONDecoder()
+    at = _SPACE.match(text, text.index(':', key) + 1).end()
+    if text[at] != '[':
+        raise ValueError('allocation_requests is not a list')
+    found = []
+    at = _SPACE.match(text, at + 1).end()
+    while text[at] != ']' and (count is None or len(found) < count):
+        request, at = decoder.raw_decode(text, at)
+        found.append(request)
+        at = _SPACE.match(text, at).end()
+        if text[at] == ',':
+            at = _SPACE.match(text, at + 1).end()
+    return found
+
+
 def percentile(values, share):
     """The nearest-rank percentile (``share`` in 0-1) of ``values``."""
     ordered = sorted(values)
@@ -353,13 +382,16 @@ class Cloud:
                                   for item in sorted(FLAVOUR.items())),
             'limit': 1000})
         status, body = self.call('GET candidates', 'GET',
-                                 '/allocation_candidates?' + query,
-                                 decode=True)
-        if status != 200 or not body['allocation_requests']:
+                                 '/allocation_candidates?' + query)
+        if status != 200:
             return
-        requests = body['allocation_requests']
         if self.args.pick == 'random':
+            requests = allocation_requests(body)
             rng.shuffle(requests)
+        else:
+            requests = allocation_requests(body, CANDIDATES_TRIED)
+        if not requests:
+            return
         consumer = bench.ident('%s-%s-boot-%f-%f' % (
             self.topology.prefix, self.label, time.time(), rng.random()))
         project = rng.choice(PROJECTS)

@@ -2,6 +2,7 @@
 
 import argparse
 import collections
+import json
 import random
 
 from benchmarks import cloud_traffic
@@ -119,3 +120,19 @@ def test_plan_without_a_sustained_step_has_nothing_to_refine():
         assert everything.next() == factor
         everything.record(factor, True)
     assert everything.next() is None
+
+
+def test_allocation_requests_read_without_the_summaries():
+    body = {'provider_summaries': {'a': {'resources': {}}},
+            'allocation_requests': [
+                {'allocations': {'rp%d' % i: {'resources': {'VCPU': 1}}}}
+                for i in range(5)]}
+    for indent in (None, 2):
+        data = json.dumps(body, indent=indent).encode()
+        assert cloud_traffic.allocation_requests(data) == (
+            body['allocation_requests'])
+        assert cloud_traffic.allocation_requests(data, 3) == (
+            body['allocation_requests'][:3])
+    empty = json.dumps({'allocation_requests': [],
+                        'provider_summaries': {}}).encode()
+    assert cloud_traffic.allocation_requests(empty, 3) == []

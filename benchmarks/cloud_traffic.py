@@ -15,7 +15,13 @@ fresh databases; SQLite, or PostgreSQL / MariaDB through
     tools/with-postgresql.sh .venv/bin/python -m benchmarks.cloud_traffic \\
         --side-by-side --nodes 1000 --shape nested
 
-or measure servers you started (``--pid`` names a gunicorn master for
+Loading a large cloud through the API takes minutes (a quarter of an
+hour for 10,000 nodes), so with ``--side-by-side`` ours is loaded and
+upstream starts on a copy of its database (SQLite and PostgreSQL; it is
+checked by comparing what both answer); ``--load-each`` loads both
+through their APIs, as on MariaDB.
+
+Or measure servers you started (``--pid`` names a gunicorn master for
 the server CPU figures)::
 
     python3 -m benchmarks.cloud_traffic --url ours=http://127.0.0.1:8300 \\
@@ -736,6 +742,10 @@ def parser():
                         'on fresh databases and measure both')
     parser.add_argument('--ours-only', action='store_true',
                         help='with --side-by-side: only start ours')
+    parser.add_argument('--load-each', action='store_true',
+                        help='with --side-by-side: load each server through '
+                        'its API (default: upstream gets a copy of ours\' '
+                        'database, on SQLite and PostgreSQL)')
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--token', default='admin')
     parser.add_argument('--shape', choices=['flat', 'nested'],
@@ -799,13 +809,44 @@ def main(argv=None):
     if bool(urls) == bool(args.side_by_side):
         options.error('give either --url or --side-by-side')
     if args.side_by_side:
-        from benchmarks import servers
-        with servers.side_by_side(args.workers,
-                                  not args.ours_only) as started:
-            return measure([(s.label, s.url, s.pid) for s in started],
-                           args, db_pid=_database_pid())
+        return side_by_side(args)
     return measure([(label, url, pids.get(label)) for label, url in urls],
                    args)
+
+
+def side_by_side(args):
+    """Start the servers, load ours (upstream gets a copy of its
+    database unless ``--load-each``) and measure."""
+    from benchmarks import servers
+    topology = Topology(args.shape, args.nodes, args.aggregates)
+    instances = {}
+
+    def prepare(label, url):
+        cloud = Cloud(label, url, None, topology, args)
+        load_cloud(cloud)
+        instances[label] = cloud.instances
+
+    if args.load_each:
+        copy = False
+    else:
+        copy = servers.can_copy()
+    with servers.side_by_side(args.workers, not args.ours_only,
+                              prepare=prepare, copy=copy) as started:
+        return measure([(s.label, s.url, s.pid) for s in started],
+                       args, db_pid=_database_pid(), loaded=instances)
+
+
+def load_cloud(cloud):
+    """Create ``cloud``'s providers and place its instances."""
+    args = cloud.args
+    client = bench.Client(cloud.url, args.token, args.timeout)
+    bench.load(client, cloud.topology.jobs(), args.threads,
+               '%s %s-%d' % (cloud.label, args.shape, args.nodes))
+    start = time.monotonic()
+    cloud.populate(random.Random(args.seed))
+    print('%s: placed %d instances in %.1f s' % (
+        cloud.label, len(cloud.instances), time.monotonic() - start),
+        flush=True)
 
 
 def _database_pid():
@@ -817,9 +858,13 @@ def _database_pid():
     return proc_cpu.listener_pid(port) if port else None
 
 
-def measure(targets, args, db_pid=None):
+def measure(targets, args, db_pid=None, loaded=None):
     """Load every server, then run the steps interleaved; 0 when every
-    server sustained at least its first step."""
+    server sustained at least its first step.
+
+    ``loaded`` ({label: instances}) says the servers are loaded already:
+    a server missing from it serves a copy of ours' database.
+    """
     rng = random.Random(args.seed)
     topology = Topology(args.shape, args.nodes, args.aggregates)
     clouds = [Cloud(label, url, pid, topology, args)
@@ -833,10 +878,10 @@ def measure(targets, args, db_pid=None):
           flush=True)
     for cloud in clouds:
         cloud.db_pid = db_pid
-        client = bench.Client(cloud.url, args.token, args.timeout)
-        bench.load(client, topology.jobs(), args.threads,
-                   '%s %s-%d' % (cloud.label, args.shape, args.nodes))
-        cloud.populate(random.Random(args.seed))
+        if loaded is None:
+            load_cloud(cloud)
+        else:
+            cloud.instances = dict(loaded.get(cloud.label, loaded['ours']))
     plans = {cloud.label: Plan(args.factors, args.refine)
              for cloud in clouds}
     running = list(clouds)

@@ -114,6 +114,8 @@ SHARES = 'MISC_SHARES_VIA_AGGREGATE'
 CLAIM_TRIES = 4
 CANDIDATES_TRIED = 3
 MIGRATION_CONSUMER = 'MIGRATION'
+#: Instances placed per request before the run.
+POPULATE_BATCH = 50
 
 
 class Topology:
@@ -331,10 +333,16 @@ class Cloud:
             topology.prefix, self.label, node, i)), node, rng.choice(PROJECTS))
             for node in range(topology.nodes)
             for i in range(self.args.instances_per_node)]
+        # Many consumers per POST /allocations: one request per instance
+        # was a good part of loading a large cloud.
+        batches = [placed[i:i + POPULATE_BATCH]
+                   for i in range(0, len(placed), POPULATE_BATCH)]
         with concurrent.futures.ThreadPoolExecutor(self.args.threads) as pool:
-            list(pool.map(lambda item: client.write(
-                'PUT', '/allocations/' + item[0], claim_body(
-                    topology.allocation(item[1]), item[2], None)), placed))
+            list(pool.map(lambda batch: client.write(
+                'POST', '/allocations', {
+                    consumer: claim_body(topology.allocation(node), project,
+                                         None)
+                    for consumer, node, project in batch}), batches))
         self.instances.update((consumer, node)
                               for consumer, node, _project in placed)
 

@@ -65,23 +65,24 @@ usages
     ``--usages`` per second: ``GET /usages?project_id=<project>``.
 
 Each step runs ``--duration`` seconds per server, servers interleaved
-step by step (ours, upstream, ours, ...), from ``--clients`` threads with
-a connection each (``placement_http.RawClient``; a new one per request
-where the server closes them, as gunicorn's sync workers do). A step is *sustained* when every request
-got a non-5xx answer, every task started less than ``--lag`` seconds
-after it was due and all were done by the end of the step plus
-``--drain`` seconds, and the p99 of all requests was within
-``--p99-bound`` ms. After a server's first step that is not, it runs
-``--refine`` more steps, each at the geometric middle of its highest
-sustained and lowest unsustained factor so far, so that its sustained
-rate is measured rather than rounded down to a factor step. Per step and server it prints requests/s offered
-and achieved, p50/p99, errors and the CPU seconds per request of the
-server (gunicorn master and workers) and, when found, of the database
-server (on a database server shared by both servers, only the one being
-measured is busy); then per-endpoint p50/p99 of each server's highest
-sustained step and the ratio of the sustained rates. The load generator
-is Python threads on the same machine: its own CPU per request is
-printed too, since it competes with the servers for cores.
+step by step (ours, upstream, ours, ...), from ``--clients`` threads
+with a connection each (``placement_http.RawClient``; a new one per
+request where the server closes them, as gunicorn's sync workers do). A
+step is *sustained* when every request got a non-5xx answer, every task
+started less than ``--lag`` seconds after it was due and all were done
+by the end of the step plus ``--drain`` seconds, and the p99 of all
+requests was within ``--p99-bound`` ms. After a server's first step that
+is not, it runs ``--refine`` more steps, each at the geometric middle of
+its highest sustained and lowest unsustained factor so far, so that its
+sustained rate is measured rather than rounded down to a factor step.
+Per step and server it prints requests/s offered and achieved, p50/p99,
+errors and the CPU seconds per request of the server (gunicorn master
+and workers) and, when found, of the database server (on a database
+server shared by both servers, only the one being measured is busy);
+then per-endpoint p50/p99 of each server's highest sustained step and
+the ratio of the sustained rates. The load generator is Python threads
+on the same machine: its own CPU per request is printed too, since it
+competes with the servers for cores.
 Standard library only (``--side-by-side`` uses the test helpers).
 """
 

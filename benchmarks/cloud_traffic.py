@@ -96,7 +96,6 @@ import os
 import queue
 import random
 import re
-import statistics
 import sys
 import threading
 import time
@@ -874,7 +873,6 @@ def measure(targets, args, db_pid=None, loaded=None):
     ``loaded`` ({label: instances}) says the servers are loaded already:
     a server missing from it serves a copy of ours' database.
     """
-    rng = random.Random(args.seed)
     topology = Topology(args.shape, args.nodes, args.aggregates)
     clouds = [Cloud(label, url, pid, topology, args)
               for label, url, pid in targets]

@@ -136,3 +136,13 @@ def test_allocation_requests_read_without_the_summaries():
     empty = json.dumps({'allocation_requests': [],
                         'provider_summaries': {}}).encode()
     assert cloud_traffic.allocation_requests(empty, 3) == []
+
+
+def test_an_error_budget_admits_that_share_of_5xx():
+    step = _step([0.01] * 999, statuses=(200,))
+    step.recorder.add('PUT y', 500, 0.01)
+    assert '1 5xx' in step.why_not()
+    step.error_budget = 0.001
+    assert step.why_not() is None
+    step.recorder.add('PUT y', 500, 0.01)
+    assert '2 5xx' in step.why_not()

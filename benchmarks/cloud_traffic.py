@@ -15,7 +15,13 @@ fresh databases; SQLite, or PostgreSQL / MariaDB through
     tools/with-postgresql.sh .venv/bin/python -m benchmarks.cloud_traffic \\
         --side-by-side --nodes 1000 --shape nested
 
-or measure servers you started (``--pid`` names a gunicorn master for
+Loading a large cloud through the API takes minutes (a quarter of an
+hour for 10,000 nodes), so with ``--side-by-side`` ours is loaded and
+upstream starts on a copy of its database (SQLite and PostgreSQL; it is
+checked by comparing what both answer); ``--load-each`` loads both
+through their APIs, as on MariaDB.
+
+Or measure servers you started (``--pid`` names a gunicorn master for
 the server CPU figures)::
 
     python3 -m benchmarks.cloud_traffic --url ours=http://127.0.0.1:8300 \\
@@ -59,20 +65,25 @@ usages
     ``--usages`` per second: ``GET /usages?project_id=<project>``.
 
 Each step runs ``--duration`` seconds per server, servers interleaved
-step by step (ours, upstream, ours, ...), from ``--clients`` threads with
-a keep-alive connection each. A step is *sustained* when every request
-got a non-5xx answer, every task started less than ``--lag`` seconds
-after it was due and all were done by the end of the step plus
+step by step (ours, upstream, ours, ...), from ``--clients`` threads
+with a connection each (``placement_http.RawClient``; a new one per
+request where the server closes them, as gunicorn's sync workers do). A
+step is *sustained* when every request got a non-5xx answer (but an
+``--error-budget`` share), every task started less than ``--lag``
+seconds after it was due and all were done by the end of the step plus
 ``--drain`` seconds, and the p99 of all requests was within
-``--p99-bound`` ms; a server is not asked for higher factors after its
-first step that is not. Per step and server it prints requests/s offered
-and achieved, p50/p99, errors and the CPU seconds per request of the
-server (gunicorn master and workers) and, when found, of the database
-server (on a database server shared by both servers, only the one being
-measured is busy); then per-endpoint p50/p99 of each server's highest
-sustained step and the ratio of the sustained rates. The load generator
-is Python threads on the same machine: its own CPU per request is
-printed too, since it competes with the servers for cores.
+``--p99-bound`` ms. After a server's first step that is not, it runs
+``--refine`` more steps, each at the geometric middle of its highest
+sustained and lowest unsustained factor so far, so that its sustained
+rate is measured rather than rounded down to a factor step. Per step and
+server it prints requests/s offered and achieved, p50/p99, errors and
+the CPU seconds per request of the server (gunicorn master and workers)
+and, when found, of the database server (on a database server shared by
+both servers, only the one being measured is busy); then per-endpoint
+p50/p99 of each server's highest sustained step and the ratio of the
+sustained rates. The load generator is Python threads on the same
+machine: its own CPU per request is printed too, since it competes with
+the servers for cores.
 Standard library only (``--side-by-side`` uses the test helpers).
 """
 
@@ -80,11 +91,12 @@ import argparse
 import collections
 import concurrent.futures
 import dataclasses
+import json
 import math
 import os
 import queue
 import random
-import statistics
+import re
 import sys
 import threading
 import time
@@ -103,6 +115,8 @@ SHARES = 'MISC_SHARES_VIA_AGGREGATE'
 CLAIM_TRIES = 4
 CANDIDATES_TRIED = 3
 MIGRATION_CONSUMER = 'MIGRATION'
+#: Instances placed per request before the run.
+POPULATE_BATCH = 50
 
 
 class Topology:
@@ -223,6 +237,33 @@ class Recorder:
                           and s not in (404, 409))
 
 
+_SPACE = re.compile(r'[ \t\n\r]*')
+
+
+def allocation_requests(data, count=None):
+    """The first ``count`` (None: all) ``allocation_requests`` of a
+    candidates body, read without decoding the rest: the provider
+    summaries are most of a large answer and the load generator, on the
+    servers' cores, has no use for them."""
+    text = data.decode()
+    key = text.find('"allocation_requests"')
+    if key < 0:
+        raise ValueError('no allocation_requests in %r' % text[:200])
+    decoder = json.JSONDecoder()
+    at = _SPACE.match(text, text.index(':', key) + 1).end()
+    if text[at] != '[':
+        raise ValueError('allocation_requests is not a list')
+    found = []
+    at = _SPACE.match(text, at + 1).end()
+    while text[at] != ']' and (count is None or len(found) < count):
+        request, at = decoder.raw_decode(text, at)
+        found.append(request)
+        at = _SPACE.match(text, at).end()
+        if text[at] == ',':
+            at = _SPACE.match(text, at + 1).end()
+    return found
+
+
 def percentile(values, share):
     """The nearest-rank percentile (``share`` in 0-1) of ``values``."""
     ordered = sorted(values)
@@ -254,12 +295,14 @@ class Cloud:
     def _client(self):
         client = getattr(self._local, 'client', None)
         if client is None:
-            client = self._local.client = placement_http.Client(
+            client = self._local.client = placement_http.RawClient(
                 self.url, self.args.token, self.args.timeout)
         return client
 
-    def call(self, endpoint, method, path, body=None):
-        """Send, record, and return (status, decoded body)."""
+    def call(self, endpoint, method, path, body=None, decode=False):
+        """Send, record, and return (status, body): the body decoded when
+        ``decode``, else bytes, since most bodies are not read and JSON
+        decoding is a good part of the load generator's CPU."""
         start = time.perf_counter()
         resp = self._client().fetch(method, path, body)
         self.recorder.add(endpoint, resp.status,
@@ -267,7 +310,8 @@ class Cloud:
                           resp.failure or resp.body)
         if resp.status is None:
             return None, resp.failure
-        return resp.status, placement_http.decode(resp.body)
+        return resp.status, (placement_http.decode(resp.body) if decode
+                             else resp.body)
 
     # -- instances --------------------------------------------------------
 
@@ -290,10 +334,16 @@ class Cloud:
             topology.prefix, self.label, node, i)), node, rng.choice(PROJECTS))
             for node in range(topology.nodes)
             for i in range(self.args.instances_per_node)]
+        # Many consumers per POST /allocations: one request per instance
+        # was a good part of loading a large cloud.
+        batches = [placed[i:i + POPULATE_BATCH]
+                   for i in range(0, len(placed), POPULATE_BATCH)]
         with concurrent.futures.ThreadPoolExecutor(self.args.threads) as pool:
-            list(pool.map(lambda item: client.write(
-                'PUT', '/allocations/' + item[0], claim_body(
-                    topology.allocation(item[1]), item[2], None)), placed))
+            list(pool.map(lambda batch: client.write(
+                'POST', '/allocations', {
+                    consumer: claim_body(topology.allocation(node), project,
+                                         None)
+                    for consumer, node, project in batch}), batches))
         self.instances.update((consumer, node)
                               for consumer, node, _project in placed)
 
@@ -303,7 +353,8 @@ class Cloud:
         topology = self.topology
         status, body = self.call(
             'GET in_tree', 'GET',
-            '/resource_providers?in_tree=' + topology.root(node))
+            '/resource_providers?in_tree=' + topology.root(node),
+            decode=True)
         if status != 200:
             return
         root = topology.root(node)
@@ -320,7 +371,8 @@ class Cloud:
                   '/resource_providers?member_of=in:%s&required=%s' % (
                       topology.aggregate(node), SHARES))
         if root_inventories and rng.random() < self.args.inventory_changes:
-            self._change_inventory(root, root_inventories)
+            self._change_inventory(
+                root, placement_http.decode(root_inventories))
 
     def _change_inventory(self, root, current):
         path = '/resource_providers/%s/inventories' % root
@@ -334,7 +386,8 @@ class Cloud:
             status, _ = self.call('PUT inventories', 'PUT', path, body)
             if status != 409 or attempt:
                 return
-            status, current = self.call('GET inventories', 'GET', path)
+            status, current = self.call('GET inventories', 'GET', path,
+                                        decode=True)
             if status != 200:
                 return
 
@@ -345,11 +398,15 @@ class Cloud:
             'limit': 1000})
         status, body = self.call('GET candidates', 'GET',
                                  '/allocation_candidates?' + query)
-        if status != 200 or not body['allocation_requests']:
+        if status != 200:
             return
-        requests = body['allocation_requests']
         if self.args.pick == 'random':
+            requests = allocation_requests(body)
             rng.shuffle(requests)
+        else:
+            requests = allocation_requests(body, CANDIDATES_TRIED)
+        if not requests:
+            return
         consumer = bench.ident('%s-%s-boot-%f-%f' % (
             self.topology.prefix, self.label, time.time(), rng.random()))
         project = rng.choice(PROJECTS)
@@ -363,7 +420,8 @@ class Cloud:
                     if node is not None:
                         self._put_instance(consumer, node)
                     return
-                code = placement_http.Response(status, answer).error_code
+                code = placement_http.Response(
+                    status, placement_http.decode(answer)).error_code
                 if status != 409 or code != 'placement.concurrent_update':
                     break
             if status != 409:
@@ -390,7 +448,7 @@ class Cloud:
         if consumer is None:
             return
         status, current = self.call('GET allocations', 'GET',
-                                    '/allocations/' + consumer)
+                                    '/allocations/' + consumer, decode=True)
         if status != 200 or not current.get('allocations'):
             return
         target = rng.randrange(self.topology.nodes)
@@ -461,6 +519,8 @@ class StepResult:
     client_cpu: float
     bound_ms: float
     lag_limit: float
+    #: Share of requests that may go unanswered or get a 5xx.
+    error_budget: float = 0.0
 
     @property
     def requests(self):
@@ -479,7 +539,7 @@ class StepResult:
         rec = self.recorder
         if rec.dropped:
             return '%d tasks not done in time' % rec.dropped
-        if rec.errors():
+        if rec.errors() > self.error_budget * rec.requests():
             return '%d 5xx or unanswered' % rec.errors()
         lag = percentile(rec.lags, 1.0) or 0.0
         if lag > self.lag_limit:
@@ -490,6 +550,40 @@ class StepResult:
         if p99 > self.bound_ms:
             return 'p99 %.0f ms over %.0f ms' % (p99, self.bound_ms)
         return None
+
+
+class Plan:
+    """The load factors one server is asked for.
+
+    The given factors in order up to the first step it does not sustain;
+    then ``refine`` more steps, each at the geometric middle of the
+    highest sustained and the lowest unsustained factor so far, so that
+    its sustained rate is measured rather than rounded down to the
+    previous factor (when no step was sustained there is nothing to
+    refine).
+    """
+
+    def __init__(self, factors, refine):
+        self._todo = list(factors)
+        self._refine = refine
+        self.low = self.high = None     # highest sustained, lowest not
+
+    def next(self):
+        """The next factor to run, or None when done."""
+        if self.high is None:
+            return self._todo.pop(0) if self._todo else None
+        if self._refine <= 0 or self.low is None:
+            return None
+        return float('%.3g' % math.sqrt(self.low * self.high))
+
+    def record(self, factor, sustained):
+        if self.high is not None:
+            self._refine -= 1
+        if sustained:
+            self.low = factor if self.low is None else max(self.low, factor)
+        else:
+            self.high = (factor if self.high is None
+                         else min(self.high, factor))
 
 
 def run_step(cloud, factor, args, rng):
@@ -547,7 +641,8 @@ def run_step(cloud, factor, args, rng):
     return StepResult(
         cloud.label, factor, len(events), elapsed, recorder,
         used(cloud.pid, server_before), used(cloud.db_pid, db_before),
-        time.process_time() - client_before, args.p99_bound, args.lag)
+        time.process_time() - client_before, args.p99_bound, args.lag,
+        args.error_budget)
 
 
 def ms(value):
@@ -659,6 +754,10 @@ def parser():
                         'on fresh databases and measure both')
     parser.add_argument('--ours-only', action='store_true',
                         help='with --side-by-side: only start ours')
+    parser.add_argument('--load-each', action='store_true',
+                        help='with --side-by-side: load each server through '
+                        'its API (default: upstream gets a copy of ours\' '
+                        'database, on SQLite and PostgreSQL)')
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--token', default='admin')
     parser.add_argument('--shape', choices=['flat', 'nested'],
@@ -680,6 +779,9 @@ def parser():
                         default='first')
     parser.add_argument('--factors', default='0.5,1,2,4,8,16,32,64',
                         help='load factors, in increasing order')
+    parser.add_argument('--refine', type=int, default=2,
+                        help='steps between the highest sustained and the '
+                        'first unsustained factor, per server')
     parser.add_argument('--duration', type=float, default=20.0,
                         help='seconds of traffic per step and server')
     parser.add_argument('--drain', type=float, default=10.0)
@@ -687,6 +789,10 @@ def parser():
                         help='latest start of a task after it was due (s)')
     parser.add_argument('--p99-bound', type=float, default=250.0,
                         help='ms')
+    parser.add_argument('--error-budget', type=float, default=0.0,
+                        help='share of requests a sustained step may see '
+                        'unanswered or answered 5xx (upstream on SQLite '
+                        'answers some writes 500 "database is locked")')
     parser.add_argument('--clients', type=int, default=32)
     parser.add_argument('--threads', type=int, default=8,
                         help='parallel loaders')
@@ -707,7 +813,7 @@ def main(argv=None):
         args.nodes, args.duration, args.drain = 20, 2.0, 5.0
         args.factors, args.period, args.clients = '1,4', 4.0, 8
         args.boots, args.migrations, args.usages = 2.0, 1.0, 2.0
-        args.inventory_changes = 1.0
+        args.inventory_changes, args.refine = 1.0, 0
     if args.deletes is None:
         args.deletes = args.boots
     try:
@@ -719,13 +825,44 @@ def main(argv=None):
     if bool(urls) == bool(args.side_by_side):
         options.error('give either --url or --side-by-side')
     if args.side_by_side:
-        from benchmarks import servers
-        with servers.side_by_side(args.workers,
-                                  not args.ours_only) as started:
-            return measure([(s.label, s.url, s.pid) for s in started],
-                           args, db_pid=_database_pid())
+        return side_by_side(args)
     return measure([(label, url, pids.get(label)) for label, url in urls],
                    args)
+
+
+def side_by_side(args):
+    """Start the servers, load ours (upstream gets a copy of its
+    database unless ``--load-each``) and measure."""
+    from benchmarks import servers
+    topology = Topology(args.shape, args.nodes, args.aggregates)
+    instances = {}
+
+    def prepare(label, url):
+        cloud = Cloud(label, url, None, topology, args)
+        load_cloud(cloud)
+        instances[label] = cloud.instances
+
+    if args.load_each:
+        copy = False
+    else:
+        copy = servers.can_copy()
+    with servers.side_by_side(args.workers, not args.ours_only,
+                              prepare=prepare, copy=copy) as started:
+        return measure([(s.label, s.url, s.pid) for s in started],
+                       args, db_pid=_database_pid(), loaded=instances)
+
+
+def load_cloud(cloud):
+    """Create ``cloud``'s providers and place its instances."""
+    args = cloud.args
+    client = bench.Client(cloud.url, args.token, args.timeout)
+    bench.load(client, cloud.topology.jobs(), args.threads,
+               '%s %s-%d' % (cloud.label, args.shape, args.nodes))
+    start = time.monotonic()
+    cloud.populate(random.Random(args.seed))
+    print('%s: placed %d instances in %.1f s' % (
+        cloud.label, len(cloud.instances), time.monotonic() - start),
+        flush=True)
 
 
 def _database_pid():
@@ -737,10 +874,13 @@ def _database_pid():
     return proc_cpu.listener_pid(port) if port else None
 
 
-def measure(targets, args, db_pid=None):
+def measure(targets, args, db_pid=None, loaded=None):
     """Load every server, then run the steps interleaved; 0 when every
-    server sustained at least its first step."""
-    rng = random.Random(args.seed)
+    server sustained at least its first step.
+
+    ``loaded`` ({label: instances}) says the servers are loaded already:
+    a server missing from it serves a copy of ours' database.
+    """
     topology = Topology(args.shape, args.nodes, args.aggregates)
     clouds = [Cloud(label, url, pid, topology, args)
               for label, url, pid in targets]
@@ -753,26 +893,34 @@ def measure(targets, args, db_pid=None):
           flush=True)
     for cloud in clouds:
         cloud.db_pid = db_pid
-        client = bench.Client(cloud.url, args.token, args.timeout)
-        bench.load(client, topology.jobs(), args.threads,
-                   '%s %s-%d' % (cloud.label, args.shape, args.nodes))
-        cloud.populate(random.Random(args.seed))
-    for factor in args.factors:
-        for cloud in clouds:
-            if cloud.stopped:
+        if loaded is None:
+            load_cloud(cloud)
+        else:
+            cloud.instances = dict(loaded.get(cloud.label, loaded['ours']))
+    plans = {cloud.label: Plan(args.factors, args.refine)
+             for cloud in clouds}
+    running = list(clouds)
+    while running:
+        # One step per server and round: servers stay interleaved, also
+        # while refining at factors of their own.
+        for cloud in list(running):
+            factor = plans[cloud.label].next()
+            if factor is None:
+                running.remove(cloud)
                 continue
             result = run_step(cloud, factor, args,
                               random.Random('%s-%s' % (args.seed, factor)))
             print(step_line(result, width), flush=True)
             cloud.steps.append(result)
             why = result.why_not()
+            plans[cloud.label].record(factor, why is None)
             for endpoint, status, text in result.recorder.samples:
                 print('    error %s: %s %s' % (endpoint, status, text),
                       flush=True)
             if why:
                 for line in endpoint_lines(result):
                     print(line, flush=True)
-                cloud.stopped = 'x%g: %s' % (factor, why)
+                cloud.stopped = cloud.stopped or 'x%g: %s' % (factor, why)
             else:
                 cloud.sustained.append(result)
     for line in summary(clouds):

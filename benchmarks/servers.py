@@ -3,21 +3,33 @@
 For benchmarks that must compare both servers in one run (timings on a
 shared machine drift over minutes, so separate runs do not compare).
 Each server runs under gunicorn with ``workers`` processes, ``noauth2``
-and a fresh database of its own: an SQLite file in a temporary
-directory, or, when ``PLACEMENT_TEST_DB_URL`` names a database server
+and a database of its own: an SQLite file in a temporary directory, or,
+when ``PLACEMENT_TEST_DB_URL`` names a database server
 (``tools/with-postgresql.sh`` / ``tools/with-mysql.sh`` export it), a
 new database on that server. Upstream runs from its own virtualenv
 (``placement/tests/upstream.py`` creates or reuses it), as a black box.
+
+Loading a large cloud through the API takes many minutes per server, so
+a benchmark may fill ours once (``prepare``) and give upstream a copy of
+that database, which upstream reads as its own (same schema; checked by
+comparing what both servers answer).
 """
 
 import contextlib
 import dataclasses
 import os
+import sqlite3
 import tempfile
 
+import sqlalchemy as sa
+
+from benchmarks import placement_http
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 from placement.tests import upstream
+
+#: Providers whose usages the copy check compares.
+CHECKED_USAGES = 20
 
 
 @dataclasses.dataclass
@@ -36,33 +48,113 @@ def _database(tmp, name):
     return 'sqlite:///%s' % os.path.join(tmp, name + '.sqlite')
 
 
+def can_copy():
+    """Whether ours' database can be copied for upstream here."""
+    return fixtures.backend_name() in ('sqlite', 'postgresql')
+
+
+def copy_database(source, target):
+    """Make database ``target`` a copy of ``source`` (same server, nobody
+    writing to ``source``); return ``target``'s URL.
+
+    SQLite: the online backup API. PostgreSQL: ``CREATE DATABASE ...
+    TEMPLATE``, which needs ``source`` to have no sessions at all.
+    """
+    source_url = sa.engine.make_url(source)
+    if source_url.get_backend_name() == 'sqlite':
+        target_path = sa.engine.make_url(target).database
+        with contextlib.closing(sqlite3.connect(source_url.database)) as src, \
+                contextlib.closing(sqlite3.connect(target_path)) as dst:
+            src.backup(dst)
+        return target
+    if source_url.get_backend_name() != 'postgresql':
+        raise ValueError('no database copy on %s'
+                         % source_url.get_backend_name())
+    target_url = sa.engine.make_url(target)
+    admin = sa.create_engine(source_url.set(database='postgres'),
+                             isolation_level='AUTOCOMMIT')
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text('DROP DATABASE IF EXISTS %s WITH (FORCE)'
+                                 % target_url.database))
+            conn.execute(sa.text('CREATE DATABASE %s TEMPLATE %s' % (
+                target_url.database, source_url.database)))
+    finally:
+        admin.dispose()
+    return target
+
+
+def check_same_cloud(ours_url, theirs_url):
+    """RuntimeError unless both servers list the same providers at the
+    same generations and agree on the usages of the first few."""
+    listed = []
+    for url in (ours_url, theirs_url):
+        client = placement_http.Client(url, timeout=300)
+        try:
+            providers = client.checked('GET', '/resource_providers')
+            generations = {rp['uuid']: rp['generation']
+                           for rp in providers['resource_providers']}
+            usages = {rp: client.checked(
+                'GET', '/resource_providers/%s/usages' % rp)['usages']
+                for rp in sorted(generations)[:CHECKED_USAGES]}
+        finally:
+            client.close()
+        listed.append((generations, usages))
+    if listed[0] != listed[1]:
+        raise RuntimeError('upstream does not read the copy of our '
+                           'database as we do')
+    return len(listed[0][0])
+
+
 @contextlib.contextmanager
-def side_by_side(workers=2, with_upstream=True, timeout=300):
+def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
+                 copy=True):
     """Yield [Served] (ours, then upstream), stopped however it ends.
 
     ``timeout`` is gunicorn's worker timeout: above the client's, so
     that the client decides when a request took too long.
+    ``prepare(label, url)``, when given, fills a server's database
+    before the benchmark: ours', then upstream gets a copy of it when
+    ``copy`` and ``can_copy()``; otherwise each server's in turn.
     """
     args = ['--timeout', str(int(timeout))]
     with tempfile.TemporaryDirectory(prefix='bench-servers.') as tmp:
         with contextlib.ExitStack() as stack:
+            ours_db = _database(tmp, 'ours')
             ours = gunicorn_server.GunicornServer(
-                _database(tmp, 'ours'), os.path.join(tmp, 'ours.log'),
+                ours_db, os.path.join(tmp, 'ours.log'),
                 workers=workers, gunicorn_args=args)
             # gunicorn puts its working directory on sys.path.
             ours.cwd = tmp
             stack.enter_context(ours)
-            served = [Served('ours', ours.url, ours._process.pid)]
+            copy = (copy and prepare is not None and with_upstream
+                    and can_copy())
+            if prepare is not None:
+                prepare('ours', ours.url)
             if with_upstream:
                 venv = upstream.ensure_venv(tmp)
                 db_url = _database(tmp, 'upstream')
-                config = upstream.write_config(
-                    os.path.join(tmp, 'upstream.conf'), db_url)
-                upstream.manage(venv, config, tmp, 'db', 'sync')
+                if copy:
+                    # A template database must have no sessions.
+                    ours.stop()
+                    copy_database(ours_db, db_url)
+                    ours.start()
+                else:
+                    config = upstream.write_config(
+                        os.path.join(tmp, 'upstream.conf'), db_url)
+                    upstream.manage(venv, config, tmp, 'db', 'sync')
                 theirs = upstream.UpstreamServer(
                     venv, db_url, tmp, os.path.join(tmp, 'upstream.log'),
                     workers=workers)
                 stack.enter_context(theirs)
+                if copy:
+                    count = check_same_cloud(ours.url, theirs.url)
+                    print('upstream: a copy of our database, %d providers '
+                          'read back alike' % count, flush=True)
+                elif prepare is not None:
+                    prepare('upstream', theirs.url)
+            served = [Served('ours', ours.url, ours._process.pid)]
+            if with_upstream:
                 served.append(Served('upstream', theirs.url,
                                      theirs._process.pid))
             yield served

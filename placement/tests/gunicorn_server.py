@@ -14,6 +14,7 @@ ports it may bind, for shared machines.
 """
 
 import contextlib
+import functools
 import http.client
 import json
 import os
@@ -81,6 +82,30 @@ def terminate(process, timeout):
         process.wait()
 
 
+@functools.lru_cache(maxsize=None)
+def no_control_socket(*command):
+    """``['--no-control-socket']`` when the gunicorn ``command`` has that
+    option (gunicorn 24+), else ``[]``.
+
+    Every such gunicorn otherwise binds the same control socket
+    (``~/.gunicorn/gunicorn.ctl``), each new master replacing the last
+    one's: servers started side by side, or by several test runs on one
+    machine, would answer each other's control commands.
+    """
+    try:
+        done = subprocess.run(list(command) + ['--help'], env=_gunicorn_env(),
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return ['--no-control-socket'] if (
+        '--no-control-socket' in done.stdout) else []
+
+
+def _gunicorn_env():
+    return {key: value for key, value in os.environ.items()
+            if key != 'PYTHONPATH'}
+
+
 @contextlib.contextmanager
 def on_fresh_database(tmp_path_factory, name, workers):
     """A started server on a database of its own, for a module fixture."""
@@ -144,6 +169,7 @@ class GunicornServer:
         return command + [
             '--workers', str(self.workers),
             '--bind', '127.0.0.1:%d' % self.port,
+            *no_control_socket(*command),
             *self.gunicorn_args, APPLICATION], env
 
     def start(self, timeout=120):

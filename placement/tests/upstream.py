@@ -157,6 +157,25 @@ class UpstreamServer(gunicorn_server.GunicornServer):
         self.venv = venv
         self.cwd = workdir
 
+    def start(self, timeout=120):
+        """Start and wait until a worker answers.
+
+        Each upstream worker writes the standard traits and resource
+        classes it lacks as it boots. Two doing it at once on one SQLite
+        file can deadlock; the loser fails to boot and takes the whole
+        gunicorn down (a side-by-side benchmark then meets "connection
+        refused"). So on SQLite one worker boots first, alone, and the
+        workers started after it find nothing left to write.
+        """
+        if self.workers > 1 and self.db_url.startswith('sqlite'):
+            workers, self.workers = self.workers, 1
+            try:
+                super().start(timeout)
+                self.stop()
+            finally:
+                self.workers = workers
+        super().start(timeout)
+
     def _command_and_env(self):
         # Upstream's WSGI entry point insists on a placement.conf in
         # OS_PLACEMENT_CONFIG_DIR when that is set.
@@ -170,6 +189,8 @@ class UpstreamServer(gunicorn_server.GunicornServer):
         return [os.path.join(self.venv, 'bin', 'gunicorn'),
                 '--workers', str(self.workers),
                 '--bind', '127.0.0.1:%d' % self.port,
+                *gunicorn_server.no_control_socket(
+                    os.path.join(self.venv, 'bin', 'gunicorn')),
                 gunicorn_server.APPLICATION], env
 
 

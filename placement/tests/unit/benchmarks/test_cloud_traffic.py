@@ -2,6 +2,7 @@
 
 import argparse
 import collections
+import json
 import random
 
 from benchmarks import cloud_traffic
@@ -96,3 +97,52 @@ def test_recorder_keeps_a_few_error_texts():
     assert recorder.samples == [('PUT y', 503, "b'database unavailable'")
                                 ] * 5
     assert recorder.errors() == 8
+
+
+def test_plan_bisects_between_last_sustained_and_first_unsustained():
+    plan = cloud_traffic.Plan([1, 2, 4, 8], refine=2)
+    ran = []
+    for sustained in (True, True, False, True, False):
+        factor = plan.next()
+        ran.append(factor)
+        plan.record(factor, sustained)
+    assert ran == [1, 2, 4, 2.83, 3.36]
+    assert plan.next() is None
+    assert (plan.low, plan.high) == (2.83, 3.36)
+
+
+def test_plan_without_a_sustained_step_has_nothing_to_refine():
+    plan = cloud_traffic.Plan([1, 2], refine=3)
+    plan.record(plan.next(), False)
+    assert plan.next() is None
+    everything = cloud_traffic.Plan([1, 2], refine=3)
+    for factor in (1, 2):
+        assert everything.next() == factor
+        everything.record(factor, True)
+    assert everything.next() is None
+
+
+def test_allocation_requests_read_without_the_summaries():
+    body = {'provider_summaries': {'a': {'resources': {}}},
+            'allocation_requests': [
+                {'allocations': {'rp%d' % i: {'resources': {'VCPU': 1}}}}
+                for i in range(5)]}
+    for indent in (None, 2):
+        data = json.dumps(body, indent=indent).encode()
+        assert cloud_traffic.allocation_requests(data) == (
+            body['allocation_requests'])
+        assert cloud_traffic.allocation_requests(data, 3) == (
+            body['allocation_requests'][:3])
+    empty = json.dumps({'allocation_requests': [],
+                        'provider_summaries': {}}).encode()
+    assert cloud_traffic.allocation_requests(empty, 3) == []
+
+
+def test_an_error_budget_admits_that_share_of_5xx():
+    step = _step([0.01] * 999, statuses=(200,))
+    step.recorder.add('PUT y', 500, 0.01)
+    assert '1 5xx' in step.why_not()
+    step.error_budget = 0.001
+    assert step.why_not() is None
+    step.recorder.add('PUT y', 500, 0.01)
+    assert '2 5xx' in step.why_not()

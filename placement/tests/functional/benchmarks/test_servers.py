@@ -1,0 +1,73 @@
+"""Upstream serves a copy of the database a benchmark filled through ours."""
+
+import uuid
+
+import pytest
+
+from benchmarks import placement_http
+from benchmarks import servers
+from placement.tests import fixtures
+from placement.tests import gunicorn_server
+from placement.tests.functional.test_upstream_upgrade_rollback import (
+    upstream_venv)  # noqa: F401 (a fixture)
+
+PROJECT = str(uuid.uuid4())
+
+
+def _fill(url):
+    client = placement_http.Client(url)
+    rp = str(uuid.uuid4())
+    client.checked('POST', '/resource_providers',
+                   {'uuid': rp, 'name': 'copied'}, expect=(200,))
+    client.checked('PUT', '/resource_providers/%s/inventories' % rp, {
+        'resource_provider_generation': 0,
+        'inventories': {'VCPU': {'total': 8}}})
+    client.checked('PUT', '/allocations/%s' % uuid.uuid4(), {
+        'allocations': {rp: {'resources': {'VCPU': 3}}},
+        'project_id': PROJECT, 'user_id': PROJECT,
+        'consumer_generation': None, 'consumer_type': 'INSTANCE'},
+        expect=(204,))
+    client.close()
+    return rp
+
+
+@pytest.mark.skipif(not servers.can_copy(),
+                    reason='no database copy on this backend')
+def test_upstream_starts_on_a_copy_of_what_ours_was_given(
+        upstream_venv, capsys):  # noqa: F811 (the fixture)
+    prepared = []
+
+    def prepare(label, url):
+        prepared.append((label, _fill(url)))
+
+    with servers.side_by_side(workers=1, prepare=prepare) as started:
+        ours, theirs = started
+        assert [label for label, _rp in prepared] == ['ours']
+        rp = prepared[0][1]
+        # (upstream's /usages answers 500 on PostgreSQL)
+        client = placement_http.Client(ours.url)
+        assert client.checked(
+            'GET', '/usages?project_id=' + PROJECT)['usages'] == {
+                'INSTANCE': {'VCPU': 3, 'consumer_count': 1}}
+        for served in started:
+            client = placement_http.Client(served.url)
+            assert client.checked(
+                'GET', '/resource_providers/%s/usages' % rp)['usages'] == {
+                    'VCPU': 3}, served.label
+            client.close()
+    assert '1 providers read back alike' in capsys.readouterr().out
+
+
+def test_the_copy_check_tells_different_clouds_apart(tmp_path):
+    (tmp_path / 'a').mkdir()
+    (tmp_path / 'b').mkdir()
+    with gunicorn_server.GunicornServer(
+            fixtures.fresh_database_url(tmp_path / 'a', 'copy_a'),
+            tmp_path / 'a.log', workers=1) as first, \
+            gunicorn_server.GunicornServer(
+                fixtures.fresh_database_url(tmp_path / 'b', 'copy_b'),
+                tmp_path / 'b.log', workers=1) as second:
+        assert servers.check_same_cloud(first.url, second.url) == 0
+        _fill(first.url)
+        with pytest.raises(RuntimeError):
+            servers.check_same_cloud(first.url, second.url)

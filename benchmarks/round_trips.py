@@ -247,6 +247,10 @@ def requests(cloud, index):
         ('GET aggregates', 'GET', base + '/aggregates', None),
         ('GET sharing', 'GET', '/resource_providers?member_of=in:%s'
          '&required=%s' % (aggregate, SHARES), None),
+        # Served by the provider index: the first listing after writes
+        # brings it up to date, the next one only asks whether it is.
+        ('GET sharing again', 'GET', '/resource_providers?member_of=in:%s'
+         '&required=%s' % (aggregate, SHARES), None),
         ('PUT inventories', 'PUT', base + '/inventories', {
             'resource_provider_generation':
                 inventories['resource_provider_generation'],

@@ -480,20 +480,27 @@ def _discard(reverse, key, provider):
 
 class _Source:
     """A SELECT of rows about providers, built once in the three forms
-    a load reads it: for every provider, for some (``IN``), and for one,
-    prepared. A claim changes one or two providers, and a reload of
-    each through the prepared form costs a fifth of an ``IN`` statement,
+    a load reads it: for every provider, for some (``IN``), and for a
+    few, prepared. A write changes one or two providers, and reloading
+    them through the prepared form costs a tenth of an ``IN`` statement,
     whose expansion SQLAlchemy renders again at every execution."""
 
     def __init__(self, stmt, column):
         self.every = stmt
         self.some = stmt.where(column.in_(sa.bindparam('ids',
                                                        expanding=True)))
-        self.one = prepared.Prepared(stmt.where(column == sa.bindparam('id')))
+        self.few = prepared.Prepared(stmt.where(column.in_(
+            [sa.bindparam('id%d' % i) for i in range(FEW)])))
+
+    def of_few(self, conn, ids):
+        """Rows of at most ``FEW`` providers ``ids`` (a sorted list)."""
+        padded = ids + ids[-1:] * (FEW - len(ids))
+        return self.few.rows(conn, **{'id%d' % i: provider
+                                      for i, provider in enumerate(padded)})
 
 
-#: Up to this many providers are reloaded one by one (prepared).
-ONE_BY_ONE = 4
+#: Up to this many providers are reloaded by prepared statements.
+FEW = 4
 
 _CLASS_NAMES = sa.select(tables.resource_classes.c.id,
                          tables.resource_classes.c.name)
@@ -527,9 +534,8 @@ def _rows(conn, source, ids):
         yield from conn.execute(source.every).partitions(CHUNK * 20)
         return
     ids = sorted(ids)
-    if len(ids) <= ONE_BY_ONE:
-        for provider in ids:
-            yield source.one.rows(conn, id=provider)
+    if len(ids) <= FEW:
+        yield source.of_few(conn, ids)
         return
     for start in range(0, len(ids), CHUNK):
         yield conn.execute(source.some,

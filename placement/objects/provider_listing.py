@@ -1,8 +1,8 @@
 """The rows provider listings show, kept in memory per process.
 
-``GET /resource_providers`` without filters, or with ``resources`` alone
-(the listings that show the most providers), shows every provider or those
-with room, in id order. Reading those rows from the database costs more
+``GET /resource_providers`` without filters, or with only those the
+provider index answers (``resources``, ``required``, ``member_of``),
+shows every provider or those the index found, in id order. Reading those rows from the database costs more
 than everything else such a listing does (a thousand providers: about a
 millisecond and a half on SQLite, most of it making Python strings).
 So each process keeps the listed row of every provider, and brings it

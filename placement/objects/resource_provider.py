@@ -362,76 +362,86 @@ def destroy(ctx, uuid):
 
 # -- list -----------------------------------------------------------------
 
-def _has_any(table, column, ids):
-    """Providers with a row in ``table`` whose ``column`` is in ``ids``."""
-    return (sa.select(table.c.resource_provider_id)
-            .where(table.c[column].in_(sorted(ids))))
+def _matching(ctx, required, member_of, resources):
+    """Ids of the providers that carry ``required``, are in ``member_of``
+    and have room for ``resources`` themselves, asked of the provider
+    index (the candidates engine's copy of traits, aggregates,
+    inventories and usage, brought up to date in this transaction):
+    no statement is built per request, and room follows the capacity
+    rule the candidates follow. None when no filter is given.
 
-
-def _trait_filters(ctx, required):
-    """WHERE clauses for ``required``; TraitNotFound for the first unknown
-    name, required names first (as the reference reports them)."""
-    names = list(getattr(required, 'names', ()) or sorted(
-        set().union(*required.terms) | set(required.forbidden)))
-    traits = tables.traits
-    found = dict(ctx.conn.execute(
-        sa.select(traits.c.name, traits.c.id)
-        .where(traits.c.name.in_(
-            {name for name in names if db_api.storable(name)}))).all())
-    for name in names:
-        if name not in found:
-            raise exception.TraitNotFound(names=name)
-    rp_traits = tables.resource_provider_traits
-    clauses = [_RP.c.id.in_(_has_any(rp_traits, 'trait_id',
-                                      {found[name] for name in term}))
-               for term in required.terms]
-    if required.forbidden:
-        clauses.append(_RP.c.id.not_in(_has_any(
-            rp_traits, 'trait_id',
-            {found[name] for name in required.forbidden})))
-    return clauses
-
-
-def _aggregate_filters(ctx, member_of):
-    """WHERE clauses for ``member_of``, or None when some positive term
-    names only unknown aggregates (nothing can match)."""
-    aggregates = tables.placement_aggregates
-    uuids = set().union(*member_of.terms) | set(member_of.forbidden)
-    found = dict(ctx.conn.execute(
-        sa.select(aggregates.c.uuid, aggregates.c.id)
-        .where(aggregates.c.uuid.in_(uuids))).all())
-    rp_aggs = tables.resource_provider_aggregates
-    clauses = []
-    for term in member_of.terms:
-        ids = {found[uuid] for uuid in term if uuid in found}
-        if not ids:
-            return None
-        clauses.append(_RP.c.id.in_(_has_any(rp_aggs, 'aggregate_id', ids)))
-    forbidden = {found[uuid] for uuid in member_of.forbidden if uuid in found}
-    if forbidden:
-        clauses.append(_RP.c.id.not_in(
-            _has_any(rp_aggs, 'aggregate_id', forbidden)))
-    return clauses
-
-
-def _with_room_for(ctx, resources):
-    """Ids of the providers that can take every amount of ``resources``
-    ({class name: amount}) from their own inventory, asked of the
-    provider index (the candidates engine's copy of inventories and
-    usage, brought up to date in this transaction): the same capacity
-    rule the candidates follow, without a subquery per class."""
+    Lookups run in the reference's order: TraitNotFound for the first
+    unknown required name, then a ``member_of`` term of unknown
+    aggregates matches nothing before classes are looked up, then
+    ResourceClassNotFound."""
+    if not (required or member_of or resources):
+        return None
     index = provider_index.of(ctx.db)
     with index.lock:
         index.refresh(ctx.conn)
-        ids = index.class_ids(ctx.conn, [name for name in resources
-                                         if db_api.storable(name)])
-        for name in resources:
-            if name not in ids:
-                raise exception.ResourceClassNotFound(name=name)
-        amounts = [(ids[name], amount) for name, amount in resources.items()]
+        among = None
+        if required:
+            among = _carrying(ctx, index, required)
+        if member_of:
+            members = _members(ctx, index, member_of)
+            if members is None:
+                return frozenset()
+            among = members if among is None else among & members
+        if resources:
+            among = _with_room_for(ctx, index, resources, among)
+        return frozenset(among)
+
+
+def _every(index, terms, forbidden, holders):
+    """Providers holding one of each term's ids and none of
+    ``forbidden``, from ``holders`` ({id: providers})."""
+    found = None
+    for term in terms:
+        having = set().union(*(holders.get(i, ()) for i in term))
+        found = having if found is None else found & having
+    if found is None:
+        found = set(index.uuid)
+    found.difference_update(*(holders.get(i, ()) for i in forbidden))
+    return found
+
+
+def _carrying(ctx, index, required):
+    names = list(getattr(required, 'names', ()) or sorted(
+        set().union(*required.terms) | set(required.forbidden)))
+    found = index.trait_ids(ctx.conn, [name for name in names
+                                       if db_api.storable(name)])
+    for name in names:
+        if name not in found:
+            raise exception.TraitNotFound(names=name)
+    return _every(index, [{found[name] for name in term}
+                          for term in required.terms],
+                  {found[name] for name in required.forbidden},
+                  index.with_trait)
+
+
+def _members(ctx, index, member_of):
+    """None when some term names only unknown aggregates."""
+    found = index.aggregate_ids(
+        ctx.conn, sorted(set().union(*member_of.terms, member_of.forbidden)))
+    terms = [{found[uuid] for uuid in term if uuid in found}
+             for term in member_of.terms]
+    if not all(terms):
+        return None
+    return _every(index, terms, {found[uuid] for uuid in member_of.forbidden
+                                 if uuid in found}, index.in_aggregate)
+
+
+def _with_room_for(ctx, index, resources, among):
+    ids = index.class_ids(ctx.conn, [name for name in resources
+                                     if db_api.storable(name)])
+    for name in resources:
+        if name not in ids:
+            raise exception.ResourceClassNotFound(name=name)
+    amounts = [(ids[name], amount) for name, amount in resources.items()]
+    if among is None:
         among = min((index.with_class.get(rc, frozenset())
                      for rc, _ in amounts), key=len)
-        return frozenset(index.fitting(among, amounts))
+    return index.fitting(among, amounts)
 
 
 #: Rows a listing hands out per chunk: large enough that per-chunk work
@@ -485,10 +495,11 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     ``(results, newest)``.
 
     Rows are ``(id, uuid, name, generation, parent_uuid, root_uuid,
-    changed)`` (also by those names). Without filters, or with
-    ``resources`` alone, they come from the rows this process keeps
-    (``provider_listing``); otherwise they are read from the database as
-    they are rendered. ``newest`` is the latest updated_at (else
+    changed)`` (also by those names). Without ``name``, ``uuid`` and
+    ``in_tree``, they come from the rows this process keeps
+    (``provider_listing``) for the providers the index finds
+    (``_matching``); otherwise they are read from the database as they
+    are rendered. ``newest`` is the latest updated_at (else
     created_at) of the listed providers when ``changed`` is asked for,
     else None (also when nothing is listed).
 
@@ -504,10 +515,9 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     provider yields nothing before traits are looked up, a ``member_of``
     term of unknown aggregates yields nothing before classes are.
     """
-    if not (name is not None or uuid is not None or in_tree is not None
-            or required or member_of):
-        return _rendered(ctx, render, changed, None,
-                         _kept_rows(ctx, resources))
+    if name is None and uuid is None and in_tree is None:
+        return _rendered(ctx, render, changed, None, _kept_rows(
+            ctx, _matching(ctx, required, member_of, resources)))
     if in_tree is not None and not (name is not None or uuid is not None
                                     or required or member_of or resources):
         # A tree is small: read whole, handed out in chunks all the same.
@@ -526,21 +536,12 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
         if tree_root is None:
             return [], None
         stmt = stmt.where(_RP.c.root_provider_id == tree_root)
-    if required:
-        stmt = stmt.where(*_trait_filters(ctx, required))
-    if member_of:
-        clauses = _aggregate_filters(ctx, member_of)
-        if clauses is None:
-            return [], None
-        stmt = stmt.where(*clauses)
-    fitting = None
-    if resources:
-        fitting = _with_room_for(ctx, resources)
-        if len(fitting) <= _MAX_IDS_IN_QUERY:
-            stmt = stmt.where(_RP.c.id.in_(sorted(fitting)))
-            fitting = None
-        # Else filtered here: a longer IN list is slower than reading
-        # the rows, and beyond the bound parameters some databases accept.
+    fitting = _matching(ctx, required, member_of, resources)
+    if fitting is not None and len(fitting) <= _MAX_IDS_IN_QUERY:
+        stmt = stmt.where(_RP.c.id.in_(sorted(fitting)))
+        fitting = None
+    # Else filtered here: a longer IN list is slower than reading the
+    # rows, and beyond the bound parameters some databases accept.
     # Streamed (a server-side cursor where the driver has one and the
     # reader runs in a transaction): rows are fetched a chunk at a time.
     rows = ctx.conn.execute(
@@ -549,11 +550,10 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
                      rows.partitions(LISTING_CHUNK))
 
 
-def _kept_rows(ctx, resources):
-    """Chunks of the listed rows of every provider, or of those with room
-    for ``resources``, from the rows this process keeps
+def _kept_rows(ctx, fitting):
+    """Chunks of the listed rows of every provider, or of those whose ids
+    are in ``fitting``, from the rows this process keeps
     (``provider_listing``), brought up to date in this transaction."""
-    fitting = _with_room_for(ctx, resources) if resources else None
     cache = provider_listing.of(ctx.db)
     with cache.lock:
         cache.refresh(ctx.conn)

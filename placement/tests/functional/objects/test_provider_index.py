@@ -49,14 +49,15 @@ def _state(index):
     }
 
 
-@pytest.mark.parametrize('changed', [1, provider_index.ONE_BY_ONE + 1])
+@pytest.mark.parametrize('changed', [1, 3, provider_index.FEW + 1])
 def test_providers_reloaded_alone_are_as_a_whole_load_sees_them(ctx,
                                                                 changed):
-    """Hand-SQL changes to ``changed`` providers (reloaded one by one,
-    or together) leave the index as a fresh whole load builds it."""
+    """Hand-SQL changes to ``changed`` providers (reloaded through the
+    prepared statements, padded or not, or by IN lists) leave the index
+    as a fresh whole load builds it."""
     topo = test_allocation_candidate.Topology(ctx)
     names = []
-    for host in range(provider_index.ONE_BY_ONE + 2):
+    for host in range(provider_index.FEW + 2):
         name = 'cn%d' % host
         topo.add(name, inventory={'VCPU': 8, 'DISK_GB': 100},
                  traits=['HW_CPU_X86_AVX2'], aggs=['agg%d' % (host % 2)])

@@ -4,6 +4,7 @@ The capacity filter is exercised with inventory and allocation rows
 inserted directly, independent of the endpoints that write them.
 """
 
+import random
 import threading
 import uuid
 
@@ -12,7 +13,6 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement import context
-from placement.db import changes
 from placement.db import tables
 from placement import exception
 from placement.handlers import params
@@ -307,3 +307,105 @@ def test_concurrent_writers_share_new_aggregates(ctx):
             tables.placement_aggregates)).scalar() == 3
         assert conn.execute(sa.select(sa.func.count()).select_from(
             tables.resource_provider_aggregates)).scalar() == 12
+
+
+# -- filters against the tables, with hand-SQL writes between listings ----------
+
+_TRAITS = ['CUSTOM_T%d' % i for i in range(4)]
+
+
+def _expected(ctx, terms, forbidden, agg_terms, agg_forbidden, in_tree):
+    """Names of providers matching, worked out from the rows alone."""
+    rp, tr, rpt = (tables.resource_providers, tables.traits,
+                   tables.resource_provider_traits)
+    ag, rpa = tables.placement_aggregates, tables.resource_provider_aggregates
+    with ctx.db.transaction(write=False) as conn:
+        providers = conn.execute(sa.select(
+            rp.c.id, rp.c.name, rp.c.root_provider_id)).all()
+        traits, aggs = {}, {}
+        for provider, name in conn.execute(
+                sa.select(rpt.c.resource_provider_id, tr.c.name)
+                .join(tr, tr.c.id == rpt.c.trait_id)):
+            traits.setdefault(provider, set()).add(name)
+        for provider, agg in conn.execute(
+                sa.select(rpa.c.resource_provider_id, ag.c.uuid)
+                .join(ag, ag.c.id == rpa.c.aggregate_id)):
+            aggs.setdefault(provider, set()).add(agg)
+    root = {name: root for _, name, root in providers}
+    found = []
+    for provider, name, tree in sorted(providers):
+        own, within = traits.get(provider, set()), aggs.get(provider, set())
+        if (all(own & term for term in terms) and not own & forbidden
+                and all(within & term for term in agg_terms)
+                and not within & agg_forbidden
+                and (in_tree is None or tree == root[in_tree])):
+            found.append(name)
+    return found
+
+
+@pytest.mark.parametrize('seed', range(3))
+def test_trait_and_aggregate_filters_follow_hand_sql(ctx, seed):
+    """Listings filtered by traits and aggregates (from the provider
+    index, or with ``in_tree`` from a statement) equal what the rows
+    say, after trait and aggregate rows are written by hand between
+    listings."""
+    rng = random.Random(seed)
+    aggs = [str(uuid.uuid4()) for _ in range(4)]
+    for trait in _TRAITS:
+        trait_obj.ensure(ctx, trait)
+    trait_ids = trait_obj.ids_by_name(ctx, _TRAITS)
+    providers = []
+    for i in range(10):
+        parent = rng.choice(providers[:3]).uuid if i > 3 else None
+        provider = _new(ctx, 'rp%d' % i, parent)
+        providers.append(provider)
+        trait_obj.set_provider_traits(
+            ctx, provider, rng.sample(_TRAITS, rng.randrange(3)), 0)
+        aggregate_obj.set_provider_aggregates(
+            ctx, rp_obj.get_by_uuid(ctx, provider.uuid),
+            rng.sample(aggs, rng.randrange(3)))
+    # Every aggregate row exists: associations are then written by hand.
+    aggregate_obj.set_provider_aggregates(ctx, _new(ctx, 'holder'), aggs)
+    with ctx.db.transaction(write=False) as conn:
+        agg_ids = dict(conn.execute(sa.select(
+            tables.placement_aggregates.c.uuid,
+            tables.placement_aggregates.c.id)).all())
+    for _ in range(12):
+        provider = rng.choice(providers)
+        with ctx.db.transaction(write=True) as conn:
+            table = tables.resource_provider_traits
+            trait = trait_ids[rng.choice(_TRAITS)]
+            conn.execute(sa.delete(table).where(
+                table.c.resource_provider_id == provider.id,
+                table.c.trait_id == trait))
+            if rng.random() < 0.5:
+                conn.execute(sa.insert(table).values(
+                    resource_provider_id=provider.id, trait_id=trait))
+            table = tables.resource_provider_aggregates
+            conn.execute(sa.delete(table).where(
+                table.c.resource_provider_id == provider.id))
+            for agg in rng.sample(aggs, rng.randrange(3)):
+                conn.execute(sa.insert(table).values(
+                    resource_provider_id=provider.id,
+                    aggregate_id=agg_ids[agg]))
+        terms = [set(rng.sample(_TRAITS, rng.randrange(1, 3)))
+                 for _ in range(rng.randrange(3))]
+        forbidden = set(rng.sample(_TRAITS, rng.randrange(2)))
+        agg_terms = [set(rng.sample(aggs, rng.randrange(1, 3)))
+                     for _ in range(rng.randrange(3))]
+        agg_forbidden = set(rng.sample(aggs, rng.randrange(2)))
+        in_tree = rng.choice([None, None, rng.choice(providers).name])
+        required = params.parse_required(
+            [','.join(sorted(t)) if len(t) == 1 else
+             'in:' + ','.join(sorted(t)) for t in terms]
+            + ['!' + t for t in sorted(forbidden)], (1, 39))
+        member_of = params.parse_member_of(
+            ['in:' + ','.join(sorted(t)) for t in agg_terms]
+            + ['!in:' + ','.join(sorted(agg_forbidden))] * bool(
+                agg_forbidden), (1, 39))
+        filters = dict(required=required, member_of=member_of)
+        if in_tree is not None:
+            filters['in_tree'] = next(p.uuid for p in providers
+                                      if p.name == in_tree)
+        assert _names(ctx, **filters) == _expected(
+            ctx, terms, forbidden, agg_terms, agg_forbidden, in_tree)

@@ -97,6 +97,7 @@ import os
 import queue
 import random
 import re
+import shlex
 import sys
 import threading
 import time
@@ -759,6 +760,12 @@ def parser():
                         'its API (default: upstream gets a copy of ours\' '
                         'database, on SQLite and PostgreSQL)')
     parser.add_argument('--workers', type=int, default=2)
+    parser.add_argument('--gunicorn-args', type=shlex.split, default=[],
+                        metavar='"ARGS"',
+                        help='with --side-by-side: more gunicorn options '
+                        'for both servers, e.g. "--worker-class gthread '
+                        '--threads 4 --keep-alive 5" (connections kept '
+                        'open, as nova\'s keystoneauth session does)')
     parser.add_argument('--token', default='admin')
     parser.add_argument('--shape', choices=['flat', 'nested'],
                         default='flat')
@@ -847,7 +854,8 @@ def side_by_side(args):
     else:
         copy = servers.can_copy()
     with servers.side_by_side(args.workers, not args.ours_only,
-                              prepare=prepare, copy=copy) as started:
+                              prepare=prepare, copy=copy,
+                              gunicorn_args=args.gunicorn_args) as started:
         return measure([(s.label, s.url, s.pid) for s in started],
                        args, db_pid=_database_pid(), loaded=instances)
 

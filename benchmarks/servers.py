@@ -108,16 +108,18 @@ def check_same_cloud(ours_url, theirs_url):
 
 @contextlib.contextmanager
 def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
-                 copy=True):
+                 copy=True, gunicorn_args=()):
     """Yield [Served] (ours, then upstream), stopped however it ends.
 
     ``timeout`` is gunicorn's worker timeout: above the client's, so
     that the client decides when a request took too long.
+    ``gunicorn_args`` are given to both gunicorns alike (e.g. a worker
+    class that keeps connections open).
     ``prepare(label, url)``, when given, fills a server's database
     before the benchmark: ours', then upstream gets a copy of it when
     ``copy`` and ``can_copy()``; otherwise each server's in turn.
     """
-    args = ['--timeout', str(int(timeout))]
+    args = ['--timeout', str(int(timeout)), *gunicorn_args]
     with tempfile.TemporaryDirectory(prefix='bench-servers.') as tmp:
         with contextlib.ExitStack() as stack:
             ours_db = _database(tmp, 'ours')
@@ -145,7 +147,7 @@ def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
                     upstream.manage(venv, config, tmp, 'db', 'sync')
                 theirs = upstream.UpstreamServer(
                     venv, db_url, tmp, os.path.join(tmp, 'upstream.log'),
-                    workers=workers)
+                    workers=workers, gunicorn_args=args)
                 stack.enter_context(theirs)
                 if copy:
                     count = check_same_cloud(ours.url, theirs.url)

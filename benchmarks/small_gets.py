@@ -24,6 +24,7 @@ the test helpers).
 
 import argparse
 import concurrent.futures
+import shlex
 import statistics
 import sys
 import time
@@ -153,6 +154,10 @@ def main(argv=None):
                         help='start ours and upstream 16.0.0 (gunicorn) '
                         'on fresh databases and measure both')
     parser.add_argument('--workers', type=int, default=2)
+    parser.add_argument('--gunicorn-args', type=shlex.split, default=[],
+                        metavar='"ARGS"',
+                        help='with --side-by-side: more gunicorn options '
+                        'for both servers')
     parser.add_argument('--requests', type=int, default=200)
     parser.add_argument('--rounds', type=int, default=5)
     parser.add_argument('--concurrency', type=int, default=1)
@@ -161,7 +166,8 @@ def main(argv=None):
         parser.error('give either --url or --side-by-side')
     if args.side_by_side:
         from benchmarks import servers
-        with servers.side_by_side(args.workers) as started:
+        with servers.side_by_side(
+                args.workers, gunicorn_args=args.gunicorn_args) as started:
             return run([(s.label, s.url) for s in started], args)
     return run(bench.label_urls(args.url), args)
 

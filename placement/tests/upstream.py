@@ -152,8 +152,10 @@ class UpstreamServer(gunicorn_server.GunicornServer):
     ``placement-manage db sync`` explicitly, as the runbook does.
     """
 
-    def __init__(self, venv, db_url, workdir, log_path, workers=1):
-        super().__init__(driver_url(db_url), log_path, workers=workers)
+    def __init__(self, venv, db_url, workdir, log_path, workers=1,
+                 gunicorn_args=()):
+        super().__init__(driver_url(db_url), log_path, workers=workers,
+                         gunicorn_args=gunicorn_args)
         self.venv = venv
         self.cwd = workdir
 
@@ -191,7 +193,7 @@ class UpstreamServer(gunicorn_server.GunicornServer):
                 '--bind', '127.0.0.1:%d' % self.port,
                 *gunicorn_server.no_control_socket(
                     os.path.join(self.venv, 'bin', 'gunicorn')),
-                gunicorn_server.APPLICATION], env
+                *self.gunicorn_args, gunicorn_server.APPLICATION], env
 
 
 @contextlib.contextmanager

@@ -1,5 +1,7 @@
 """Upstream serves a copy of the database a benchmark filled through ours."""
 
+import http.client
+import urllib.parse
 import uuid
 
 import pytest
@@ -40,7 +42,11 @@ def test_upstream_starts_on_a_copy_of_what_ours_was_given(
     def prepare(label, url):
         prepared.append((label, _fill(url)))
 
-    with servers.side_by_side(workers=1, prepare=prepare) as started:
+    # Both gunicorns get the same extra options: here a worker class
+    # that keeps connections open, which the sync worker never does.
+    with servers.side_by_side(
+            workers=1, prepare=prepare, gunicorn_args=(
+                '--worker-class', 'gthread', '--threads', '2')) as started:
         ours, theirs = started
         assert [label for label, _rp in prepared] == ['ours']
         rp = prepared[0][1]
@@ -50,6 +56,14 @@ def test_upstream_starts_on_a_copy_of_what_ours_was_given(
             'GET', '/usages?project_id=' + PROJECT)['usages'] == {
                 'INSTANCE': {'VCPU': 3, 'consumer_count': 1}}
         for served in started:
+            connection = http.client.HTTPConnection(
+                urllib.parse.urlsplit(served.url).netloc, timeout=30)
+            connection.request('GET', '/')
+            answer = connection.getresponse()
+            answer.read()
+            assert answer.getheader('connection', '').lower() != 'close', (
+                served.label)
+            connection.close()
             client = placement_http.Client(served.url)
             assert client.checked(
                 'GET', '/resource_providers/%s/usages' % rp)['usages'] == {

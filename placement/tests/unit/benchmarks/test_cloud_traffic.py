@@ -146,3 +146,15 @@ def test_an_error_budget_admits_that_share_of_5xx():
     assert step.why_not() is None
     step.recorder.add('PUT y', 500, 0.01)
     assert '2 5xx' in step.why_not()
+
+
+def test_lateness_names_who_was_late():
+    waited = _step([0.01], lags=(0.0, 2.5))
+    waited.recorder.lag(0.2, own=True)
+    assert waited.why_not() == (
+        'tasks started up to 2.5 s late (0.2 s at most by the load '
+        'generator, the rest waiting for answers)')
+    own = _step([0.01], lags=(0.0,))
+    own.recorder.lag(1.5, own=True)
+    assert own.why_not() == ('tasks started up to 1.5 s late (1.5 s by '
+                             'the load generator)')

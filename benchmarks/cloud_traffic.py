@@ -808,7 +808,9 @@ def parser():
                         help='share of requests a sustained step may see '
                         'unanswered or answered 5xx (upstream on SQLite '
                         'answers some writes 500 "database is locked")')
-    parser.add_argument('--clients', type=int, default=32)
+    parser.add_argument('--clients', type=int, default=32,
+                        help='tasks in flight at once (each its own '
+                        'connection), all from one thread')
     parser.add_argument('--threads', type=int, default=8,
                         help='parallel loaders')
     parser.add_argument('--timeout', type=float, default=60.0)

@@ -65,9 +65,11 @@ usages
     ``--usages`` per second: ``GET /usages?project_id=<project>``.
 
 Each step runs ``--duration`` seconds per server, servers interleaved
-step by step (ours, upstream, ours, ...), from ``--clients`` threads
-with a connection each (``placement_http.RawClient``; a new one per
-request where the server closes them, as gunicorn's sync workers do). A
+step by step (ours, upstream, ours, ...), with up to ``--clients`` tasks
+at once, all driven by one thread over non-blocking sockets
+(``http_loop``; a connection is kept for the next request where the
+server keeps it, a new one opened where it closes them, as gunicorn's
+sync workers do). A
 step is *sustained* when every request got a non-5xx answer (but an
 ``--error-budget`` share), every task started less than ``--lag``
 seconds after it was due and all were done by the end of the step plus
@@ -81,7 +83,7 @@ the CPU seconds per request of the server (gunicorn master and workers)
 and, when found, of the database server (on a database server shared by
 both servers, only the one being measured is busy); then per-endpoint
 p50/p99 of each server's highest sustained step and the ratio of the
-sustained rates. The load generator is Python threads on the same
+sustained rates. The load generator is one Python thread on the same
 machine: its own CPU per request is printed too, since it competes with
 the servers for cores.
 Standard library only (``--side-by-side`` uses the test helpers).
@@ -94,16 +96,15 @@ import dataclasses
 import json
 import math
 import os
-import queue
 import random
 import re
 import shlex
 import sys
-import threading
 import time
 import urllib.parse
 
 from benchmarks import allocation_candidates as bench
+from benchmarks import http_loop
 from benchmarks import placement_http
 from benchmarks import proc_cpu
 
@@ -128,12 +129,17 @@ class Topology:
         self.prefix = 'cloud-%s-%d' % (shape, nodes)
         self.aggregates = [bench.ident('%s-agg-%d' % (self.prefix, a))
                            for a in range(aggregates)]
+        self._roots = {}
 
     def name(self, node, part=''):
         return '%s-node-%d%s' % (self.prefix, node, part)
 
     def root(self, node):
-        return bench.ident(self.name(node))
+        """The root's uuid (kept: every refresh asks for it twice)."""
+        uuid = self._roots.get(node)
+        if uuid is None:
+            uuid = self._roots[node] = bench.ident(self.name(node))
+        return uuid
 
     def aggregate(self, node):
         return self.aggregates[node % len(self.aggregates)]
@@ -190,30 +196,31 @@ def claim_body(allocations, project, generation, consumer_type='INSTANCE'):
 
 
 class Recorder:
-    """Per-endpoint latencies and statuses of one step (thread-safe)."""
+    """Per-endpoint latencies and statuses of one step (one thread)."""
 
     def __init__(self):
-        self._lock = threading.Lock()
         self.seconds = collections.defaultdict(list)
         self.statuses = collections.defaultdict(collections.Counter)
         self.lags = []
+        #: Lags of tasks that had a free slot when due: the load
+        #: generator's own lateness (the others waited for the server).
+        self.own_lags = []
         self.dropped = 0
         self.samples = []       # (endpoint, status, text) of a few errors
 
     def add(self, endpoint, status, seconds, text=None):
-        with self._lock:
-            self.seconds[endpoint].append(seconds)
-            self.statuses[endpoint][status] += 1
-            if (status is None or status >= 500) and len(self.samples) < 5:
-                self.samples.append((endpoint, status, str(text)[:300]))
+        self.seconds[endpoint].append(seconds)
+        self.statuses[endpoint][status] += 1
+        if (status is None or status >= 500) and len(self.samples) < 5:
+            self.samples.append((endpoint, status, str(text)[:300]))
 
-    def lag(self, seconds):
-        with self._lock:
-            self.lags.append(seconds)
+    def lag(self, seconds, own=False):
+        self.lags.append(seconds)
+        if own:
+            self.own_lags.append(seconds)
 
     def drop(self):
-        with self._lock:
-            self.dropped += 1
+        self.dropped += 1
 
     def requests(self):
         return sum(len(v) for v in self.seconds.values())
@@ -283,8 +290,6 @@ class Cloud:
         self.label, self.url, self.pid = label, url, pid
         self.topology, self.args = topology, args
         self.instances = {}          # consumer uuid -> node
-        self._lock = threading.Lock()
-        self._local = threading.local()
         self.recorder = None
         self.steps = []              # every StepResult
         self.sustained = []          # those within the bound
@@ -293,39 +298,30 @@ class Cloud:
 
     # -- requests ---------------------------------------------------------
 
-    def _client(self):
-        client = getattr(self._local, 'client', None)
-        if client is None:
-            client = self._local.client = placement_http.RawClient(
-                self.url, self.args.token, self.args.timeout)
-        return client
+    @staticmethod
+    def call(endpoint, method, path, body=None, decode=False):
+        """A request for a task to yield; it gets back (status, body):
+        the body decoded when ``decode``, else bytes, since most bodies
+        are not read and JSON decoding is a good part of the load
+        generator's CPU."""
+        return http_loop.Request(endpoint, method, path, body, decode)
 
-    def call(self, endpoint, method, path, body=None, decode=False):
-        """Send, record, and return (status, body): the body decoded when
-        ``decode``, else bytes, since most bodies are not read and JSON
-        decoding is a good part of the load generator's CPU."""
-        start = time.perf_counter()
-        resp = self._client().fetch(method, path, body)
-        self.recorder.add(endpoint, resp.status,
-                          time.perf_counter() - start,
-                          resp.failure or resp.body)
-        if resp.status is None:
-            return None, resp.failure
-        return resp.status, (placement_http.decode(resp.body) if decode
-                             else resp.body)
+    def task(self, name, node, rng):
+        """The flow (see ``http_loop``) of one scheduled task."""
+        if name == 'refresh':
+            return self.refresh(node, rng)
+        return getattr(self, name)(rng)
 
     # -- instances --------------------------------------------------------
 
     def _take_instance(self, rng):
-        with self._lock:
-            if not self.instances:
-                return None, None
-            consumer = rng.choice(list(self.instances))
-            return consumer, self.instances.pop(consumer)
+        if not self.instances:
+            return None, None
+        consumer = rng.choice(list(self.instances))
+        return consumer, self.instances.pop(consumer)
 
     def _put_instance(self, consumer, node):
-        with self._lock:
-            self.instances[consumer] = node
+        self.instances[consumer] = node
 
     def populate(self, rng):
         """Place ``--instances-per-node`` instances on every node."""
@@ -352,7 +348,7 @@ class Cloud:
 
     def refresh(self, node, rng):
         topology = self.topology
-        status, body = self.call(
+        status, body = yield self.call(
             'GET in_tree', 'GET',
             '/resource_providers?in_tree=' + topology.root(node),
             decode=True)
@@ -362,17 +358,17 @@ class Cloud:
         root_inventories = None
         for provider in body['resource_providers']:
             path = '/resource_providers/%s' % provider['uuid']
-            status, inventories = self.call(
+            status, inventories = yield self.call(
                 'GET inventories', 'GET', path + '/inventories')
             if provider['uuid'] == root and status == 200:
                 root_inventories = inventories
-            self.call('GET traits', 'GET', path + '/traits')
-            self.call('GET aggregates', 'GET', path + '/aggregates')
-        self.call('GET sharing', 'GET',
+            yield self.call('GET traits', 'GET', path + '/traits')
+            yield self.call('GET aggregates', 'GET', path + '/aggregates')
+        yield self.call('GET sharing', 'GET',
                   '/resource_providers?member_of=in:%s&required=%s' % (
                       topology.aggregate(node), SHARES))
         if root_inventories and rng.random() < self.args.inventory_changes:
-            self._change_inventory(
+            yield from self._change_inventory(
                 root, placement_http.decode(root_inventories))
 
     def _change_inventory(self, root, current):
@@ -384,10 +380,10 @@ class Cloud:
             body = {'resource_provider_generation':
                     current['resource_provider_generation'],
                     'inventories': dict(inventories, DISK_GB=disk)}
-            status, _ = self.call('PUT inventories', 'PUT', path, body)
+            status, _ = yield self.call('PUT inventories', 'PUT', path, body)
             if status != 409 or attempt:
                 return
-            status, current = self.call('GET inventories', 'GET', path,
+            status, current = yield self.call('GET inventories', 'GET', path,
                                         decode=True)
             if status != 200:
                 return
@@ -397,7 +393,7 @@ class Cloud:
             'resources': ','.join('%s:%d' % item
                                   for item in sorted(FLAVOUR.items())),
             'limit': 1000})
-        status, body = self.call('GET candidates', 'GET',
+        status, body = yield self.call('GET candidates', 'GET',
                                  '/allocation_candidates?' + query)
         if status != 200:
             return
@@ -413,7 +409,7 @@ class Cloud:
         project = rng.choice(PROJECTS)
         for request in requests[:CANDIDATES_TRIED]:
             for _ in range(CLAIM_TRIES):
-                status, answer = self.call(
+                status, answer = yield self.call(
                     'PUT allocations', 'PUT', '/allocations/' + consumer,
                     claim_body(request['allocations'], project, None))
                 if status == 204:
@@ -448,7 +444,7 @@ class Cloud:
         consumer, node = self._take_instance(rng)
         if consumer is None:
             return
-        status, current = self.call('GET allocations', 'GET',
+        status, current = yield self.call('GET allocations', 'GET',
                                     '/allocations/' + consumer, decode=True)
         if status != 200 or not current.get('allocations'):
             return
@@ -465,23 +461,23 @@ class Cloud:
             consumer: claim_body(self.topology.allocation(target),
                                  current['project_id'],
                                  current['consumer_generation'])}
-        status, _ = self.call('POST allocations', 'POST', '/allocations',
+        status, _ = yield self.call('POST allocations', 'POST', '/allocations',
                               body)
         if status != 204:
             self._put_instance(consumer, node)
             return
         self._put_instance(consumer, target)
-        self.call('DELETE allocations', 'DELETE',
+        yield self.call('DELETE allocations', 'DELETE',
                   '/allocations/' + migration)
 
     def delete(self, rng):
         consumer, _node = self._take_instance(rng)
         if consumer is not None:
-            self.call('DELETE allocations', 'DELETE',
+            yield self.call('DELETE allocations', 'DELETE',
                       '/allocations/' + consumer)
 
     def usages(self, rng):
-        self.call('GET usages', 'GET',
+        yield self.call('GET usages', 'GET',
                   '/usages?project_id=' + rng.choice(PROJECTS))
 
 
@@ -544,7 +540,11 @@ class StepResult:
             return '%d 5xx or unanswered' % rec.errors()
         lag = percentile(rec.lags, 1.0) or 0.0
         if lag > self.lag_limit:
-            return 'tasks started up to %.1f s late' % lag
+            own = percentile(rec.own_lags, 1.0) or 0.0
+            return 'tasks started up to %.1f s late (%.1f s %s)' % (
+                lag, own, 'by the load generator' if own > self.lag_limit
+                else 'at most by the load generator, the rest waiting '
+                'for answers')
         p99 = self.p(0.99)
         if p99 is None:
             return 'no requests'
@@ -588,51 +588,59 @@ class Plan:
 
 
 def run_step(cloud, factor, args, rng):
-    """Send one step's traffic to ``cloud``'s server; its StepResult."""
+    """Send one step's traffic to ``cloud``'s server; its StepResult.
+
+    One thread (``http_loop``) starts each task when it is due, or as
+    soon as one of ``--clients`` task slots frees up (tasks wait in
+    order, and their lag is counted from when they were due); at the end
+    of the step plus ``--drain`` the tasks still waiting are dropped and
+    those started are finished.
+    """
     cloud.recorder = recorder = Recorder()
     events = schedule(cloud.topology, args, factor, rng)
-    tasks = queue.Queue()
-    give_up = threading.Event()
-
-    def worker(seed):
-        task_rng = random.Random(seed)
-        while True:
-            item = tasks.get()
-            if item is None:
-                return
-            due, name, node = item
-            if give_up.is_set():
-                recorder.drop()
-                continue
-            recorder.lag(time.monotonic() - due)
-            if name == 'refresh':
-                cloud.refresh(node, task_rng)
-            else:
-                getattr(cloud, name)(task_rng)
-
-    threads = [threading.Thread(target=worker, args=(rng.random(),),
-                                daemon=True)
-               for _ in range(args.clients)]
+    task_rng = random.Random(rng.random())
+    loop = http_loop.Loop(cloud.url, args.token, args.timeout, recorder.add)
+    waiting = collections.deque()
     server_before = proc_cpu.tree_seconds(cloud.pid) if cloud.pid else None
     db_before = proc_cpu.tree_seconds(cloud.db_pid) if cloud.db_pid else None
     client_before = time.process_time()
-    for thread in threads:
-        thread.start()
     start = time.monotonic()
-    for at, name, node in events:
-        delay = start + at - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        tasks.put((start + at, name, node))
-    for _ in threads:
-        tasks.put(None)
     deadline = start + args.duration + args.drain
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    if any(thread.is_alive() for thread in threads):
-        give_up.set()
-        for thread in threads:
-            thread.join(args.timeout)
+    due = [start + at for at, _name, _node in events]
+    index, count = 0, len(events)
+    try:
+        while True:
+            now = time.monotonic()
+            # Tasks waiting from before this turn waited for a slot, that
+            # is for the server's answers; the others, for this loop.
+            queued = len(waiting)
+            while index < count and due[index] <= now:
+                waiting.append(index)
+                index += 1
+            while waiting and loop.flows < args.clients:
+                task = waiting.popleft()
+                recorder.lag(now - due[task], own=queued <= 0)
+                queued -= 1
+                _at, name, node = events[task]
+                loop.start(cloud.task(name, node, task_rng))
+            if now >= deadline:
+                break
+            if index == count and not waiting and not loop.flows:
+                break
+            wait = deadline - now
+            if index < count and not waiting:
+                wait = min(wait, due[index] - now)
+            loop.poll(wait)
+        # Too late: what waits is dropped, what runs is finished.
+        recorder.dropped += len(waiting) + count - index
+        give_up = time.monotonic() + args.timeout
+        while loop.flows and time.monotonic() < give_up:
+            loop.poll(give_up - time.monotonic())
+    finally:
+        loop.close()
+    # Before reading the servers' CPU: a walk through /proc is no work
+    # of the load generator's.
+    client_cpu = time.process_time() - client_before
     elapsed = max(args.duration, time.monotonic() - start)
 
     def used(pid, before):
@@ -642,7 +650,7 @@ def run_step(cloud, factor, args, rng):
     return StepResult(
         cloud.label, factor, len(events), elapsed, recorder,
         used(cloud.pid, server_before), used(cloud.db_pid, db_before),
-        time.process_time() - client_before, args.p99_bound, args.lag,
+        client_cpu, args.p99_bound, args.lag,
         args.error_budget)
 
 
@@ -800,7 +808,9 @@ def parser():
                         help='share of requests a sustained step may see '
                         'unanswered or answered 5xx (upstream on SQLite '
                         'answers some writes 500 "database is locked")')
-    parser.add_argument('--clients', type=int, default=32)
+    parser.add_argument('--clients', type=int, default=32,
+                        help='tasks in flight at once (each its own '
+                        'connection), all from one thread')
     parser.add_argument('--threads', type=int, default=8,
                         help='parallel loaders')
     parser.add_argument('--timeout', type=float, default=60.0)

@@ -4,6 +4,9 @@ import argparse
 import collections
 import json
 import random
+import socket
+import threading
+import time
 
 from benchmarks import cloud_traffic
 
@@ -146,3 +149,72 @@ def test_an_error_budget_admits_that_share_of_5xx():
     assert step.why_not() is None
     step.recorder.add('PUT y', 500, 0.01)
     assert '2 5xx' in step.why_not()
+
+
+def test_lateness_names_who_was_late():
+    waited = _step([0.01], lags=(0.0, 2.5))
+    waited.recorder.lag(0.2, own=True)
+    assert waited.why_not() == (
+        'tasks started up to 2.5 s late (0.2 s at most by the load '
+        'generator, the rest waiting for answers)')
+    own = _step([0.01], lags=(0.0,))
+    own.recorder.lag(1.5, own=True)
+    assert own.why_not() == ('tasks started up to 1.5 s late (1.5 s by '
+                             'the load generator)')
+
+
+class _SlowCloud:
+    """A cloud whose every task is one GET, to a server answering each
+    after ``delay`` seconds, one connection at a time."""
+
+    label, pid, db_pid = 'ours', None, None
+
+    def __init__(self, delay):
+        self.topology = cloud_traffic.Topology('flat', 4, 1)
+        self.listener = socket.socket()
+        self.listener.bind(('127.0.0.1', 0))
+        self.listener.listen(64)
+        self.url = 'http://127.0.0.1:%d' % self.listener.getsockname()[1]
+        self.delay = delay
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _addr = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                while b'\r\n\r\n' not in conn.recv(65536):
+                    pass
+                time.sleep(self.delay)
+                conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n'
+                             b'Connection: close\r\n\r\n{}')
+
+    def task(self, name, node, rng):
+        yield cloud_traffic.Cloud.call('GET ' + name, 'GET', '/%d' % node)
+
+
+def _run_step(cloud, clients):
+    args = _args(period=1.0, duration=1.0, boots=0.0, deletes=0.0,
+                 usages=0.0, token='admin', timeout=5.0, drain=5.0,
+                 clients=clients, p99_bound=1000.0, lag=0.1,
+                 error_budget=0.0)
+    try:
+        return cloud_traffic.run_step(cloud, 1, args, random.Random(1))
+    finally:
+        cloud.listener.close()
+
+
+def test_a_step_paces_tasks_and_blames_the_server_it_waited_for():
+    result = _run_step(_SlowCloud(0.4), clients=1)
+    rec = result.recorder
+    # 4 nodes due every 0.25 s, refreshed one at a time, 0.4 s each.
+    assert rec.statuses['GET refresh'] == {200: 4}
+    assert not rec.dropped and result.elapsed >= 1.0
+    assert max(rec.lags) > 0.2
+    assert max(rec.own_lags or [0]) < 0.1
+    assert 'the rest waiting for answers' in result.why_not()
+    fast = _run_step(_SlowCloud(0.0), clients=4)
+    assert fast.recorder.statuses['GET refresh'] == {200: 4}
+    assert fast.why_not() is None

@@ -89,3 +89,35 @@ def test_fetch_sends_one_request_and_reports_a_dead_server():
     failed = client.fetch('GET', '/')
     assert failed.status is None
     assert failed.failure_kind == 'ConnectionRefusedError'
+
+
+def test_empty_body_by_content_length_needs_no_more_reads():
+    data = b'HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'
+    # A recv after the headers would raise: nothing more is read.
+    assert placement_http._read_response(_recv(data, 65536), 'PUT') == (
+        200, b'', True)
+
+
+@pytest.mark.parametrize('head,keep', [
+    (b'HTTP/1.1 200 OK\r\nCONNECTION:  Close\r\n', False),
+    (b'HTTP/1.1 200 OK\r\nX-Connection: close\r\n', True),
+    (b'HTTP/1.0 200 OK\r\n', False)])
+def test_keep_alive_read_from_the_connection_header_only(head, keep):
+    parser = placement_http.ResponseParser('GET')
+    data = head + b'Content-Length: 2\r\n\r\n{}'
+    # Fed a byte at a time, the answer completes on its last byte.
+    done = [parser.feed(data[i:i + 1]) for i in range(len(data))]
+    assert done == [False] * (len(data) - 1) + [True]
+    assert (parser.status, parser.body, parser.keep) == (200, b'{}', keep)
+
+
+def test_a_close_ends_only_a_body_without_length():
+    parser = placement_http.ResponseParser('GET')
+    assert not parser.feed(b'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nab')
+    with pytest.raises(ValueError):
+        parser.closed()
+    chunked = placement_http.ResponseParser('GET')
+    assert not chunked.feed(b'HTTP/1.1 200 OK\r\n'
+                            b'Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n')
+    with pytest.raises(ValueError):
+        chunked.closed()

@@ -257,9 +257,25 @@ def _cache_headers(req, last_modified):
     if (last_modified is None
             or version(req) < microversion.CACHE_HEADERS):
         return []
-    return [('Last-Modified', email.utils.formatdate(
-                calendar.timegm(last_modified.timetuple()), usegmt=True)),
+    return [('Last-Modified', http_date(
+                calendar.timegm(last_modified.timetuple()))),
             ('Cache-Control', 'no-cache')]
+
+
+#: (seconds, text) of the last ``http_date``: most responses of a second
+#: carry the same date.
+_last_http_date = (None, None)
+
+
+def http_date(seconds):
+    """``email.utils.formatdate(seconds, usegmt=True)``, formatted once
+    per second."""
+    global _last_http_date
+    known, text = _last_http_date
+    if known != seconds:
+        text = email.utils.formatdate(seconds, usegmt=True)
+        _last_http_date = (seconds, text)
+    return text
 
 
 def _response(req, status, body, content_type, headers, last_modified):

@@ -1,6 +1,7 @@
 """Responses built by placement.util."""
 
 import datetime
+import email.utils
 
 import orjson
 import pytest
@@ -87,3 +88,10 @@ def test_responses_carry_the_headers_webob_setters_give(
     want = _by_setters(200, b'{"w":[1]}', 'application/json', None,
                        last_modified, req)
     assert (got.headerlist, got.body) == (want.headerlist, want.body)
+
+
+def test_http_dates_are_those_of_formatdate_second_after_second():
+    for seconds in (0, 1764000000, 1764000000, 1764000001, 1764000000,
+                    951782400, 4102444800, 4102444800):
+        assert util.http_date(seconds) == email.utils.formatdate(
+            seconds, usegmt=True)

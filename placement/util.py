@@ -367,8 +367,9 @@ def json_list_response(req, key, parts, last_modified=None):
 
 
 def empty_response(req, status=204, last_modified=None, headers=None):
-    """A bodiless response without Content-Type."""
-    return _response(req, status, [b''], None, headers, last_modified)
+    """A bodiless response without Content-Type: no body item at all, so
+    that the WSGI server writes none (gunicorn would send zero bytes)."""
+    return _response(req, status, [], None, headers, last_modified)
 
 
 def now():

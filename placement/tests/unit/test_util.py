@@ -108,3 +108,11 @@ def test_http_dates_are_those_of_formatdate_second_after_second():
                     951782400, 4102444800, 4102444800):
         assert util.http_date(seconds) == email.utils.formatdate(
             seconds, usegmt=True)
+
+
+def test_an_empty_response_has_no_body_item():
+    resp = util.empty_response(_request())
+    assert list(resp.app_iter) == []
+    assert resp.body == b''
+    assert resp.headers['Content-Length'] == '0'
+    assert 'Content-Type' not in resp.headers

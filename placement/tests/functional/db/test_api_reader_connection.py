@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement import context
+from placement import exception
 from placement.db import api as db_api
 from placement.db import prepared
 
@@ -139,3 +140,22 @@ def test_statement_logging_keeps_the_connection(tmp_path):
 def test_writers_keep_the_connection(db):
     with db.transaction(write=True) as conn:
         assert isinstance(conn, sa.engine.Connection)
+
+
+def test_a_database_that_cannot_be_opened_fails_as_a_connection_does(
+        tmp_path):
+    db = db_api.Database('sqlite:///%s' % (tmp_path / 'missing' / 'x.db'))
+    try:
+        with pytest.raises(sa_exc.OperationalError) as caught:
+            with db.transaction(write=False):
+                pass
+        assert db_api.is_unavailable(caught.value)
+
+        @db_api.reader
+        def read(ctx):
+            return _VALUES.rows(ctx.conn)
+
+        with pytest.raises(exception.DatabaseUnavailable):
+            read(context.AdminContext(db))
+    finally:
+        db.dispose()

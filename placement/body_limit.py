@@ -42,7 +42,10 @@ class BodySizeLimit:
 def _declared_length(environ):
     """The Content-Length as a number; None if absent or not a number
     (the dispatcher answers a malformed one with 400)."""
+    value = environ.get('CONTENT_LENGTH')
+    if not value:  # most requests: no exception raised and caught
+        return None
     try:
-        return int(environ.get('CONTENT_LENGTH') or '')
+        return int(value)
     except ValueError:
         return None

@@ -141,6 +141,11 @@ def _content_length_precheck(environ):
             vary=False)
 
 
+#: The route template the dispatcher matched, for the request metrics
+#: (which would otherwise match the path again).
+ENVIRON_ROUTE = 'placement.route'
+
+
 class Dispatcher:
     """WSGI application serving ROUTES."""
 
@@ -186,6 +191,7 @@ class Dispatcher:
         if match is None:
             raise errors.NotFound(vary=False)
         route, urlvars = match
+        req.environ[ENVIRON_ROUTE] = route
         methods = ROUTES[route]
         handlers = methods.get(req.method)
         if handlers is None:

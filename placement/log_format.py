@@ -6,7 +6,8 @@ for its logging values twice, builds a local time zone object and parses
 its format string again. ``ContextFormatter`` here is a subclass that
 writes exactly the same text (``placement/tests/unit/test_log_format.py``
 compares the two on the options and records that change the output)
-while doing each of those once. ``setup`` runs oslo.log's own setup, so
+while doing each of those once, and formatting a record's timestamps
+only once per second of log lines. ``setup`` runs oslo.log's own setup, so
 every logging option (``log_file``, ``use_json``, ``debug``,
 ``log_config_append`` ...) keeps its meaning, and then swaps in the
 subclass wherever oslo.log's formatter itself was installed.
@@ -14,6 +15,7 @@ subclass wherever oslo.log's formatter itself was installed.
 
 import datetime
 import logging
+import time
 
 from dateutil import tz
 from oslo_context import context as oslo_context
@@ -40,6 +42,11 @@ class ContextFormatter(formatters.ContextFormatter):
     def _prepare(self):
         self._styles = {}
         self._local_zone = tz.tzlocal()
+        # The text of the last second seen, for ``asctime`` and
+        # ``isotime``: only the fraction changes between records of the
+        # same second, and a busy service logs hundreds of them.
+        self._asctime_second = (None, None)
+        self._isotime_second = (None, None)
 
     def format(self, record):
         # The steps and their order are oslo.log's (8.3): the record's own
@@ -108,13 +115,45 @@ class ContextFormatter(formatters.ContextFormatter):
                           % (record.msg, err)).replace('%', '*')
             return logging.Formatter.format(self, record)
 
+    def formatTime(self, record, datefmt=None):
+        # ``time.localtime`` floors the timestamp: the text depends on its
+        # whole seconds only (datefmt has no fraction; logging adds msecs
+        # only without one).
+        created = record.created
+        if (datefmt is None or created < 0
+                or self.converter is not time.localtime):
+            return super().formatTime(record, datefmt)
+        key = (int(created), datefmt)
+        known, text = self._asctime_second
+        if known != key:
+            text = super().formatTime(record, datefmt)
+            self._asctime_second = (key, text)
+        return text
+
     def _compute_iso_time(self, record):
-        isotime = datetime.datetime.fromtimestamp(record.created).replace(
+        moment = datetime.datetime.fromtimestamp(record.created)
+        if moment.microsecond == 0:
+            record.isotime = self._iso_time_uncached(record.created)
+            return
+        # The date, time and UTC offset of the second (fold: which of
+        # the two repeated local hours when clocks go back), then the
+        # fraction as isoformat() writes it.
+        key = (moment.replace(microsecond=0), moment.fold)
+        known, parts = self._isotime_second
+        if known != key:
+            whole = key[0].replace(tzinfo=self._local_zone).isoformat()
+            parts = (whole[:19], whole[19:])
+            self._isotime_second = (key, parts)
+        record.isotime = '%s.%06d%s' % (parts[0], moment.microsecond,
+                                        parts[1])
+
+    def _iso_time_uncached(self, created):
+        isotime = datetime.datetime.fromtimestamp(created).replace(
             tzinfo=self._local_zone).isoformat()
-        if record.created == int(record.created):
+        if created == int(created):
             # isoformat() leaves out zero microseconds; oslo.log adds them.
             isotime = '%s.000000%s' % (isotime[:-6], isotime[-6:])
-        record.isotime = isotime
+        return isotime
 
 
 def _loggers():

@@ -70,8 +70,13 @@ class RequestMetrics:
             in_flight.dec()
             method = environ.get('REQUEST_METHOD', '')
             version = environ.get(microversion.ENVIRON_KEY)
+            # The dispatcher's match is this matcher's: same router, and
+            # its templates come first.
+            route = environ.get(handler.ENVIRON_ROUTE)
+            if route is None:
+                route = self.route(environ.get('PATH_INFO'))
             self._record(
-                (self.route(environ.get('PATH_INFO')),
+                (route,
                  method if method in _METHODS else 'other',
                  status[-1] if status else '500',
                  str(version) if version else 'none'),

@@ -257,9 +257,25 @@ def _cache_headers(req, last_modified):
     if (last_modified is None
             or version(req) < microversion.CACHE_HEADERS):
         return []
-    return [('Last-Modified', email.utils.formatdate(
-                calendar.timegm(last_modified.timetuple()), usegmt=True)),
+    return [('Last-Modified', http_date(
+                calendar.timegm(last_modified.timetuple()))),
             ('Cache-Control', 'no-cache')]
+
+
+#: (seconds, text) of the last ``http_date``: most responses of a second
+#: carry the same date.
+_last_http_date = (None, None)
+
+
+def http_date(seconds):
+    """``email.utils.formatdate(seconds, usegmt=True)``, formatted once
+    per second."""
+    global _last_http_date
+    known, text = _last_http_date
+    if known != seconds:
+        text = email.utils.formatdate(seconds, usegmt=True)
+        _last_http_date = (seconds, text)
+    return text
 
 
 def _response(req, status, body, content_type, headers, last_modified):
@@ -318,23 +334,42 @@ def json_response(req, data, status=200, last_modified=None, headers=None):
     return _response(req, status, [body], JSON, headers, last_modified)
 
 
+#: Bytes up to which small pieces of a listing are joined into one item
+#: of the response body.
+LIST_CHUNK = 65536
+
+
 def json_list_response(req, key, parts, last_modified=None):
     """A JSON response ``{key: [...]}`` whose list members come as
     ``parts``: JSON texts of members, comma separated, without brackets.
-    The body is sent as those parts, never joined: a listing of a large
-    cloud would otherwise be held twice."""
-    body = [b'{%s:[' % orjson.dumps(key)]
+
+    The body is never joined whole (a listing of a large cloud would be
+    held twice); consecutive pieces are joined up to ``LIST_CHUNK`` bytes,
+    because WSGI servers write every item of a body with its own system
+    call, and a small listing would otherwise take three.
+    """
+    body = []
+    pending = [b'{%s:[' % orjson.dumps(key)]
+    size = len(pending[0])
+    first = True
     for part in parts:
-        if len(body) > 1:
-            body.append(b',')
-        body.append(part)
-    body.append(b']}')
+        if not first:
+            pending.append(b',')
+        first = False
+        if size + len(part) > LIST_CHUNK and size:
+            body.append(b''.join(pending))
+            pending, size = [], 0
+        pending.append(part)
+        size += len(part)
+    pending.append(b']}')
+    body.append(b''.join(pending))
     return _response(req, 200, body, JSON, None, last_modified)
 
 
 def empty_response(req, status=204, last_modified=None, headers=None):
-    """A bodiless response without Content-Type."""
-    return _response(req, status, [b''], None, headers, last_modified)
+    """A bodiless response without Content-Type: no body item at all, so
+    that the WSGI server writes none (gunicorn would send zero bytes)."""
+    return _response(req, status, [], None, headers, last_modified)
 
 
 def now():

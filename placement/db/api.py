@@ -182,6 +182,10 @@ class Database:
         self.engine = sa.create_engine(self.url, **kwargs)
         if self.marks_ended:
             event.listen(self.engine, 'reset', _reset_on_return)
+        # SQLite readers run on the pooled driver connection until they
+        # need more (ReaderConnection); SQLAlchemy's statement log (echo)
+        # needs its Connection throughout.
+        self.light_reads = self.dialect == 'sqlite' and not echo
         if self.dialect == 'sqlite':
             self._configure_sqlite(sqlite_synchronous)
         elif self.dialect == 'mysql':
@@ -216,7 +220,7 @@ class Database:
             # On the driver's cursor: every request begins a transaction.
             if conn.get_execution_options().get('placement_writer'):
                 prepared.execute(conn, 'BEGIN IMMEDIATE')
-            else:
+            elif not conn.connection.info.pop(_BEGUN, False):
                 prepared.execute(conn, 'BEGIN')
 
     def _configure_mysql(self, sql_mode, wsrep_sync_wait):
@@ -297,6 +301,8 @@ class Database:
         trips to every read (see api-ref/behaviour-choices.rst, 'Reads
         on PostgreSQL').
         """
+        if self.light_reads and not write:
+            return _LightRead(self)
         return _Transaction(self, write)
 
     def ping(self):
@@ -409,6 +415,137 @@ class _Transaction:
             self._autocommit = None
 
 
+class ReaderConnection:
+    """``ctx.conn`` of an SQLite reader: the pooled driver connection in a
+    transaction begun on its own cursor, standing in for a SQLAlchemy
+    Connection.
+
+    An SQLAlchemy Connection with its transaction cost about 25 us of
+    every request's CPU (the connection object, its events, the
+    transaction objects), while the hot reads run only prepared
+    statements (``placement.db.prepared``), which need the dialect and
+    the driver connection. Anything else asked of it (``execute``,
+    error handling, ...) turns it into a real Connection on the same
+    pooled connection, joining the transaction already begun, so it
+    behaves as the Connection would have from then on.
+    """
+
+    __slots__ = ('engine', 'dialect', 'connection', '_full', '_begun')
+
+    def __init__(self, engine, fairy):
+        self.engine = engine
+        self.dialect = engine.dialect
+        #: The pool's connection, as ``Connection.connection`` gives it.
+        self.connection = fairy
+        self._full = None
+        self._begun = False
+
+    @classmethod
+    def begin(cls, engine):
+        try:
+            fairy = engine.raw_connection()
+        except engine.dialect.loaded_dbapi.Error:
+            # Fail (or succeed) as SQLAlchemy's own connect would.
+            conn = cls(engine, None)
+            conn._full = engine.connect()
+            conn.connection = conn._full.connection
+            try:
+                conn._full.begin()
+            except BaseException:
+                conn._full.close()
+                raise
+            return conn
+        conn = cls(engine, fairy)
+        try:
+            prepared.execute(conn, 'BEGIN')
+            conn._begun = True
+        except BaseException:
+            conn.end(*sys.exc_info())
+            raise
+        return conn
+
+    def full(self):
+        """The SQLAlchemy Connection, created on first use."""
+        full = self._full
+        if full is None:
+            full = self._full = sa.engine.Connection(
+                self.engine, connection=self.connection)
+            if self._begun:
+                # Its BEGIN is the one already run (see _on_begin).
+                self.connection.info[_BEGUN] = True
+                try:
+                    full.begin()
+                finally:
+                    self.connection.info.pop(_BEGUN, None)
+        return full
+
+    def __getattr__(self, name):
+        return getattr(self.full(), name)
+
+    def end(self, *exc_info):
+        """Commit (or roll back after an error) and give the connection
+        back to the pool, as ``Connection.begin()`` and ``close()``
+        would."""
+        full = self._full
+        if full is None:
+            dbapi_conn = self.connection.dbapi_connection
+            try:
+                if exc_info[0] is None:
+                    dbapi_conn.commit()
+                else:
+                    dbapi_conn.rollback()
+            except self.dialect.loaded_dbapi.Error as exc:
+                # Wrapped (and a lost connection invalidated) as
+                # SQLAlchemy's commit or rollback would.
+                self._full = sa.engine.Connection(
+                    self.engine, connection=self.connection)
+                with self._full:
+                    self._full._handle_dbapi_exception(
+                        exc, None, None, None, None)
+            finally:
+                if self._full is None:
+                    self.connection.close()
+            return
+        with full:
+            transaction = full.get_transaction()
+            if transaction is not None:
+                transaction.__exit__(*exc_info)
+
+
+class _LightRead:
+    """``Database.transaction`` of a reader on SQLite: a ReaderConnection
+    (the database held if it has a single connection, as in
+    ``_Transaction``)."""
+
+    __slots__ = ('_db', '_conn')
+
+    def __init__(self, db):
+        self._db = db
+
+    def __enter__(self):
+        lock = self._db._serial
+        if lock is not None:
+            lock.acquire()
+        try:
+            self._conn = ReaderConnection.begin(self._db.engine)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        return self._conn
+
+    def __exit__(self, *exc_info):
+        try:
+            self._conn.end(*exc_info)
+        finally:
+            if self._db._serial is not None:
+                self._db._serial.release()
+        return False
+
+
+#: Set on a pooled connection's ``info`` while a ReaderConnection hands
+#: its open transaction to a SQLAlchemy Connection.
+_BEGUN = 'placement_begun'
 #: Set on a pooled connection's ``info`` once its transaction ended.
 _ENDED = 'placement_transaction_ended'
 

@@ -5,6 +5,7 @@ import copy
 import logging
 import os
 import sys
+import time
 
 from oslo_config import cfg
 from oslo_context import context as oslo_context
@@ -110,6 +111,57 @@ def _outcome(formatter, record):
         return formatter.format(copy.copy(record))
     except Exception as exc:
         return type(exc), str(exc)
+
+
+@pytest.fixture
+def local_zone_with_dst():
+    """A local time zone whose clocks change (restored afterwards)."""
+    previous = os.environ.get('TZ')
+    os.environ['TZ'] = 'Europe/Paris'
+    time.tzset()
+    yield
+    if previous is None:
+        del os.environ['TZ']
+    else:
+        os.environ['TZ'] = previous
+    time.tzset()
+
+
+# Around the end of summer time in Paris (2025-10-26 01:00 UTC, local
+# 03:00 back to 02:00): the repeated hour, whole seconds, fractions that
+# round up to the next second, and runs of records in the same second.
+_DST_END = 1761440400
+
+
+def _timestamps():
+    for base in (_DST_END - 3601, _DST_END - 1, _DST_END, _DST_END + 1,
+                 _DST_END + 3599, 1764000000):
+        for fraction in (0.0, 0.000001, 0.25, 0.5, 0.9999996, 0.9999999):
+            yield base + fraction
+        yield base + 0.1
+        yield base + 0.7
+    # The same local time, once in summer and once in winter time.
+    yield _DST_END - 0.5
+    yield _DST_END + 3599.5
+
+
+@pytest.mark.parametrize('variant', sorted(CONF_VARIANTS))
+def test_same_times_as_oslo_log_second_after_second(variant,
+                                                    local_zone_with_dst):
+    conf = _conf(CONF_VARIANTS[variant])
+    kwargs = {'datefmt': conf.log_date_format, 'config': conf}
+    theirs = formatters.ContextFormatter(**kwargs)
+    ours = log_format.ContextFormatter(**kwargs)
+    for created in _timestamps():
+        record = _record(created=created, context=_context())
+        record.msecs = (created - int(created)) * 1000
+        expected = theirs.format(copy.copy(record))
+        mine = copy.copy(record)
+        assert ours.format(mine) == expected, created
+        shown = copy.copy(record)
+        theirs.format(shown)
+        assert (mine.isotime, mine.asctime) == (
+            shown.isotime, shown.asctime), created
 
 
 def test_same_text_with_the_current_context_and_an_active_exception():

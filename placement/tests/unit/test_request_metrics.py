@@ -3,6 +3,7 @@
 import routes
 
 from placement import handler
+from placement import healthcheck
 from placement import metrics
 from placement import request_metrics
 
@@ -46,3 +47,17 @@ def test_every_route_is_reachable():
     for template in handler.ROUTES:
         path = template.replace('{', 'x').replace('}', '')
         assert route(path) == template
+
+
+def test_the_dispatchers_match_is_the_label():
+    # RequestMetrics takes the template the dispatcher matched when there
+    # is one: it must be the one its own matcher (with the health check)
+    # gives.
+    dispatcher = handler.Dispatcher()
+    route = request_metrics.route_matcher(
+        list(handler.ROUTES) + [healthcheck.PATH])
+    for path in PATHS + [t.replace('{', 'x').replace('}', '')
+                         for t in handler.ROUTES]:
+        match = dispatcher.router.match(path or '/')
+        if match is not None:
+            assert match[0] == route(path), path

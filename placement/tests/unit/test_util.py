@@ -1,6 +1,7 @@
 """Responses built by placement.util."""
 
 import datetime
+import email.utils
 
 import orjson
 import pytest
@@ -27,11 +28,24 @@ def test_list_response_joins_its_parts_with_commas():
         assert 'Last-Modified' not in resp.headers
 
 
-def test_list_response_is_sent_as_its_parts():
-    # Never joined into one body: a large listing is held once.
+def test_a_small_list_response_is_sent_as_one_piece():
+    # One write for the WSGI server, not one per part.
     parts = [b'1', b'2']
     resp = util.json_list_response(_request(), 'widgets', parts)
-    assert list(resp.app_iter) == [b'{"widgets":[', b'1', b',', b'2', b']}']
+    assert list(resp.app_iter) == [b'{"widgets":[1,2]}']
+
+
+def test_a_large_list_response_is_sent_in_bounded_pieces(monkeypatch):
+    # Never joined into one body: a large listing is held once, plus at
+    # most one piece being joined.
+    monkeypatch.setattr(util, 'LIST_CHUNK', 10)
+    parts = [b'1234', b'5678', b'9' * 25, b'12', b'3']
+    resp = util.json_list_response(_request(), 'widgets', parts)
+    pieces = list(resp.app_iter)
+    assert b''.join(pieces) == b'{"widgets":[%s]}' % b','.join(parts)
+    assert pieces == [b'{"widgets":[', b'1234,5678,', b'9' * 25 + b',',
+                      b'12,3]}']
+    assert resp.content_length == sum(map(len, pieces))
 
 
 def _by_setters(status, body, content_type, headers, last_modified, req):
@@ -87,3 +101,18 @@ def test_responses_carry_the_headers_webob_setters_give(
     want = _by_setters(200, b'{"w":[1]}', 'application/json', None,
                        last_modified, req)
     assert (got.headerlist, got.body) == (want.headerlist, want.body)
+
+
+def test_http_dates_are_those_of_formatdate_second_after_second():
+    for seconds in (0, 1764000000, 1764000000, 1764000001, 1764000000,
+                    951782400, 4102444800, 4102444800):
+        assert util.http_date(seconds) == email.utils.formatdate(
+            seconds, usegmt=True)
+
+
+def test_an_empty_response_has_no_body_item():
+    resp = util.empty_response(_request())
+    assert list(resp.app_iter) == []
+    assert resp.body == b''
+    assert resp.headers['Content-Length'] == '0'
+    assert 'Content-Type' not in resp.headers

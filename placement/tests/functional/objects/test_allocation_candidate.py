@@ -306,9 +306,15 @@ def test_the_index_reads_an_aggregate_id_until_it_exists_then_keeps_it(t1):
         statements.append(statement)
 
     def ids(uuids):
-        with t1.ctx.db.transaction(write=False) as conn:
-            sa.event.listen(conn, 'before_cursor_execute', note)
-            return index.aggregate_ids(conn, uuids)
+        # On the engine: an SQLite reader's connection is not a
+        # SQLAlchemy Connection until it needs one (db_api.ReaderConnection).
+        engine = t1.ctx.db.engine
+        sa.event.listen(engine, 'before_cursor_execute', note)
+        try:
+            with t1.ctx.db.transaction(write=False) as conn:
+                return index.aggregate_ids(conn, uuids)
+        finally:
+            sa.event.remove(engine, 'before_cursor_execute', note)
 
     assert ids([known, later]).keys() == {known}
     assert len(statements) == 1

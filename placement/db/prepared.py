@@ -20,7 +20,9 @@ planning a join cost the server two to three times what running it
 does. The server's prepared statements live as long as its session,
 whatever becomes of the transaction that created them; the names made
 on a connection are kept in its pool ``info``, which SQLAlchemy empties
-when the connection is closed or replaced. See
+when the connection is closed or replaced. ``Database`` turns this on
+per connection (``serve_prepared``) unless ``[placement_database]
+postgresql_prepared_statements`` is off. See
 api-ref/behaviour-choices.rst, 'Prepared statements on PostgreSQL'.
 
 Only statements without expanding (``IN``) or literal-rendered
@@ -72,7 +74,7 @@ class _Compiled:
         # Result processors depend on the driver's type codes, which the
         # first execution's cursor description gives.
         self.processors = None
-        self.name = self.prepare = None
+        self.name = self.prepare = self.execute = None
         if dialect.name == 'postgresql' and dialect.driver == 'psycopg2':
             self._server_side(compiled, dialect)
 
@@ -99,7 +101,7 @@ class _Compiled:
         self.prepare = 'PREPARE %s%s AS %s' % (
             self.name, '(%s)' % ', '.join(types) if types else '',
             _PYFORMAT.sub(numbered, self.sql))
-        self.sql = 'EXECUTE %s%s' % (self.name, '(%s)' % ', '.join(
+        self.execute = 'EXECUTE %s%s' % (self.name, '(%s)' % ', '.join(
             '%%(%s)s' % name for name in order) if order else '')
 
     def parameters(self, values):
@@ -155,23 +157,27 @@ class Prepared:
         """
         compiled = self._for(conn.dialect)
         parameters = compiled.parameters(values)
+        sql = compiled.sql
         cursor = None
         try:
             cursor = conn.connection.dbapi_connection.cursor()
-            if compiled.name is not None:
-                ready = conn.connection.info.setdefault(_READY, set())
+            ready = (None if compiled.name is None
+                     else conn.connection.info.get(_READY))
+            if ready is None:
+                cursor.execute(sql, parameters)
+            else:
                 if compiled.name not in ready:
                     cursor.execute(compiled.prepare)
                     ready.add(compiled.name)
-            cursor.execute(compiled.sql, parameters)
+                sql = compiled.execute
+                cursor.execute(sql, parameters)
             rows = cursor.fetchall()
             description = cursor.description
             cursor.close()
         except conn.dialect.loaded_dbapi.Error as exc:
             # Wraps, invalidates on disconnect and raises, exactly as for
             # statements SQLAlchemy runs itself.
-            conn._handle_dbapi_exception(exc, compiled.sql, parameters,
-                                         cursor, None)
+            conn._handle_dbapi_exception(exc, sql, parameters, cursor, None)
         processors = compiled.processors
         if processors is None:
             compiled.learn_processors(description)
@@ -187,6 +193,13 @@ class Prepared:
         """The first row, or None."""
         rows = self.rows(conn, **values)
         return rows[0] if rows else None
+
+
+def serve_prepared(_dbapi_conn, record):
+    """A ``connect`` event listener: ``Prepared`` statements run on this
+    new connection are prepared on the server (PostgreSQL through
+    psycopg2; elsewhere nothing changes)."""
+    record.info[_READY] = set()
 
 
 def execute(conn, sql):

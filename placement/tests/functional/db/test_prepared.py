@@ -204,3 +204,22 @@ def test_prepared_parameters_accept_what_plain_statements_accept(db):
         # Longer than the column, larger than its type: nothing found,
         # as the plain statement finds nothing.
         assert statement.rows(conn, name='x' * 300, below=2 ** 40) == []
+
+
+@pytest.mark.parametrize('enabled', [True, False])
+def test_the_option_decides_whether_postgresql_prepares(db, enabled):
+    _on_postgresql(db)
+    from placement import deploy
+    conf = fixtures.new_conf(
+        placement_database__connection=db.url.render_as_string(
+            hide_password=False),
+        placement_database__postgresql_prepared_statements=enabled)
+    configured = deploy.create_database(conf)
+    statement = prepared.Prepared(_JOINED)
+    try:
+        with configured.transaction(write=False) as conn:
+            assert statement.rows(conn, name='none') == []
+            name = statement._for(conn.dialect).name
+            assert (_server_prepared(conn, name) == 1) is enabled
+    finally:
+        configured.dispose()

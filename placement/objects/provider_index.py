@@ -489,8 +489,11 @@ class _Source:
         self.every = stmt
         self.some = stmt.where(column.in_(sa.bindparam('ids',
                                                        expanding=True)))
+        # Typed: PostgreSQL is told the parameters' types when the
+        # statement is prepared on it.
         self.few = prepared.Prepared(stmt.where(column.in_(
-            [sa.bindparam('id%d' % i) for i in range(FEW)])))
+            [sa.bindparam('id%d' % i, type_=column.type)
+             for i in range(FEW)])))
 
     def of_few(self, conn, ids):
         """Rows of at most ``FEW`` providers ``ids`` (a sorted list)."""

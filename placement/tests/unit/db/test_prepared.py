@@ -2,6 +2,7 @@
 PostgreSQL server: one whose parameter types are unknown silently runs
 as plain text, parsed and planned at every request."""
 
+import importlib
 import sys
 
 import sqlalchemy as sa
@@ -9,7 +10,6 @@ from sqlalchemy.dialects.postgresql import psycopg2 as pg_psycopg2
 
 from placement.db import changes
 from placement.db import prepared
-from placement import handler  # noqa: F401 (imports every object module)
 from placement.objects import usage
 
 
@@ -20,6 +20,8 @@ class _Conn:
 
 
 def _every_prepared():
+    # The route table imports every handler, hence every object module.
+    importlib.import_module('placement.handler')
     for kind in ('start', 'after'):
         changes._prepared(_Conn, kind)
     found = [value for value in changes._STATEMENTS.values()

@@ -66,6 +66,21 @@ def _select():
 #: than running it on a warm database.
 _BY_UUID = _select().where(_RP.c.uuid == sa.bindparam('uuid'))
 _BY_UUID_PREPARED = prepared.Prepared(_BY_UUID)
+#: Columns of the provider in a ``by_uuid_joined`` row.
+JOINED_FIELDS = len(_BY_UUID.selected_columns)
+
+
+def by_uuid_joined(target, onclause, *columns):
+    """The SELECT of the provider of uuid ``uuid`` with ``columns`` of
+    ``target`` outer-joined on ``onclause``: a provider and its rows in
+    one statement (one row of NULL ``columns`` if it has none), rather
+    than two round trips. ``provider_of(row)`` reads the provider."""
+    return _BY_UUID.add_columns(*columns).outerjoin(target, onclause)
+
+
+def provider_of(row):
+    """The ResourceProvider of a ``by_uuid_joined`` row."""
+    return _from_row(row[:JOINED_FIELDS])
 
 
 def _from_row(row):

@@ -124,9 +124,9 @@ class ProviderIndex(per_process.LogFollower):
 
     # -- keeping up to date --------------------------------------------------
 
-    def _refresh(self, conn, clock):
+    def _refresh(self, conn, clock, reads=None):
         started = time.perf_counter()
-        log, full = super()._refresh(conn, clock)
+        log, full = super()._refresh(conn, clock, reads)
         if log.prune_to is not None:
             _prune(conn, log.prune_to)
         metrics.index_refreshed(

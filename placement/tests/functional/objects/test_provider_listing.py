@@ -11,6 +11,7 @@ from benchmarks import scale
 from placement.db import api as db_api
 from placement.db import tables
 from placement.objects import inventory as inv_obj
+from placement.objects import provider_index
 from placement.objects import provider_listing
 from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures
@@ -137,3 +138,52 @@ def test_memory_per_provider_is_bounded(ctx):
     assert len(rows.rows) == 1000
     # A row tuple, its uuid, name and change time, its dict entry.
     assert held / 1000 < 450, held / 1000
+
+
+def _log_reads(monkeypatch):
+    """The cursors ``changes.read`` is called with from now on (it still
+    reads)."""
+    from placement.db import changes
+    since = []
+    real = changes.read
+
+    def counted(conn, version, *args, **kwargs):
+        since.append(version)
+        return real(conn, version, *args, **kwargs)
+    monkeypatch.setattr(changes, 'read', counted)
+    return since
+
+
+def _sized(ctx):
+    small, big = (rp_obj.create(ctx, str(uuid.uuid4()), name)
+                  for name in ('small', 'big'))
+    for provider, total in ((small, 2), (big, 8)):
+        inv_obj.replace_all(ctx, provider, {'VCPU': {'total': total}})
+    return small, big
+
+
+def test_a_filtered_listing_reads_the_change_log_once(
+        ctx, monkeypatch, unchecked_followers):
+    small, _big = _sized(ctx)
+    rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    reads = _log_reads(monkeypatch)
+    inv_obj.replace_all(ctx, small, {'VCPU': {'total': 6}})
+    listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    assert [row.name for row in listed] == ['small', 'big']
+    # The index and the kept rows were at the same place in the log.
+    assert len(reads) == 1
+
+
+def test_kept_rows_behind_the_index_still_follow_every_write(
+        ctx, monkeypatch, unchecked_followers):
+    _small, big = _sized(ctx)
+    rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    rp_obj.update(ctx, big, 'renamed')
+    # Candidates refresh the index alone: it is ahead of the kept rows.
+    with ctx.db.transaction(write=False) as conn:
+        provider_index.of(ctx.db).refresh(conn)
+    reads = _log_reads(monkeypatch)
+    listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    assert [tuple(row) for row in listed] == [
+        row for row in _read(ctx) if row[2] == 'renamed']
+    assert len(reads) == 2 and reads[0] != reads[1]

@@ -88,27 +88,46 @@ def test_resources_listing_takes_the_kept_rows_of_the_fitting(ctx):
         row for row in _read(ctx) if row[2] == 'big']
 
 
-def test_a_refresh_reads_only_the_rows_that_changed(ctx):
+def test_a_refresh_reads_only_the_rows_that_changed(ctx, monkeypatch):
     providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
                  for i in range(3)]
     kept = provider_listing.ListedRows()
+    asked = []
+    real = provider_listing._changed_rows
+
+    def changed_rows(conn, ids):
+        asked.append(list(ids))
+        return real(conn, ids)
+    monkeypatch.setattr(provider_listing, '_changed_rows', changed_rows)
 
     def refresh():
         with ctx.db.transaction(write=False) as conn:
             kept._refresh(conn, time.monotonic)  # as tests do not check it
 
     def rows_read():
-        return [statement for statement in fixtures.statements_sent(
+        full = [statement for statement in fixtures.statements_sent(
             ctx, refresh) if 'FROM resource_providers' in statement]
+        found, asked[:] = list(asked), []
+        return full, found
 
     refresh()
     assert len(kept.rows) == 3
-    assert rows_read() == []
+    assert rows_read() == ([], [])
     rp_obj.update(ctx, providers[1], 'renamed')
-    (read,) = rows_read()
-    assert 'IN (' in read
+    assert rows_read() == ([], [[providers[1].id]])
     assert [row.name for row in kept.rows.values()] == [
         'rp0', 'renamed', 'rp2']
+    # More than a few: one IN list.
+    for provider in providers:
+        rp_obj.update(ctx, provider, provider.name + '-again')
+    extra = [rp_obj.create(ctx, str(uuid.uuid4()), 'extra%d' % i)
+             for i in range(2)]
+    full, found = rows_read()
+    assert found == [sorted(p.id for p in providers + extra)]
+    assert len(full) == 1 and 'IN (' in full[0]
+    assert [row.name for row in kept.rows.values()] == [
+        'rp0-again', 'rp1-again', 'rp2-again', 'extra0', 'extra1']
+    assert [tuple(row) for row in kept.rows.values()] == _read(ctx)
 
 
 def test_one_per_process_and_database(tmp_path):

@@ -59,7 +59,9 @@ def create_database(conf):
         pool_size=group.max_pool_size,
         max_overflow=group.max_overflow, pool_timeout=group.pool_timeout,
         pool_recycle=group.connection_recycle_time,
-        echo=group.connection_debug >= 50)
+        echo=group.connection_debug >= 50,
+        postgresql_prepared_statements=(
+            group.postgresql_prepared_statements))
     _while_unavailable(conf, db.ping)
     return db
 

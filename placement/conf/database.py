@@ -26,6 +26,14 @@ OPTS = [
                     'the read began, so that a write acknowledged through '
                     'one node is seen by the next request through any '
                     'other. 0 leaves reads to the node\'s replication lag.'),
+    cfg.BoolOpt('postgresql_prepared_statements', default=True,
+                help='On PostgreSQL (psycopg2), prepare the most frequent '
+                     'reads on the server once per connection instead of '
+                     'having it parse and plan them at every request. '
+                     'Turn off behind a pooler that hands each '
+                     'transaction a different server session (PgBouncer '
+                     'in transaction pooling mode): prepared statements '
+                     'belong to a session. Ignored by other databases.'),
     cfg.IntOpt('connection_recycle_time', default=3600,
                help='Seconds after which a pooled connection is replaced.'),
     cfg.IntOpt('max_pool_size', help='Connection pool size.'),

@@ -132,7 +132,7 @@ class Database:
     def __init__(self, url, sqlite_synchronous=True, mysql_sql_mode=None,
                  mysql_wsrep_sync_wait=None, pool_size=None,
                  max_overflow=None, pool_timeout=None, pool_recycle=3600,
-                 echo=False):
+                 echo=False, postgresql_prepared_statements=True):
         self.url = sa.engine.make_url(url)
         self.dialect = self.url.get_backend_name()
         kwargs = {'future': True, 'pool_pre_ping': False,
@@ -180,6 +180,9 @@ class Database:
         if self.marks_ended:
             kwargs['pool_reset_on_return'] = None
         self.engine = sa.create_engine(self.url, **kwargs)
+        if self.psycopg2 and postgresql_prepared_statements:
+            # See placement.db.prepared.
+            event.listen(self.engine, 'connect', prepared.serve_prepared)
         if self.marks_ended:
             event.listen(self.engine, 'reset', _reset_on_return)
         # SQLite readers run on the pooled driver connection until they

@@ -80,12 +80,15 @@ def check_capacity(provider_uuid, resource_class, record, min_capacity):
         else 'greater than')
 
 
+#: An Inventory's fields, in order.
+_COLUMNS = (_RC.c.name.label('resource_class'), _INV.c.total,
+            _INV.c.reserved, _INV.c.min_unit, _INV.c.max_unit,
+            _INV.c.step_size, _INV.c.allocation_ratio, _INV.c.created_at,
+            _INV.c.updated_at)
+
+
 def _select(provider_id):
-    return (sa.select(_RC.c.name.label('resource_class'), _INV.c.total,
-                      _INV.c.reserved,
-                      _INV.c.min_unit, _INV.c.max_unit, _INV.c.step_size,
-                      _INV.c.allocation_ratio, _INV.c.created_at,
-                      _INV.c.updated_at)
+    return (sa.select(*_COLUMNS)
             .join(_RC, _RC.c.id == _INV.c.resource_class_id)
             .where(_INV.c.resource_provider_id == provider_id)
             .order_by(_INV.c.resource_class_id))
@@ -101,12 +104,26 @@ def get_all(ctx, provider):
             for row in _OF_PROVIDER.rows(ctx.conn, provider=provider.id)]
 
 
+_PROVIDER_AND_INVENTORIES = prepared.Prepared(
+    rp_obj.by_uuid_joined(
+        _INV.join(_RC, _RC.c.id == _INV.c.resource_class_id),
+        _INV.c.resource_provider_id == tables.resource_providers.c.id,
+        *_COLUMNS)
+    .order_by(_INV.c.resource_class_id))
+
+
 @db_api.reader
 def get_provider_inventories(ctx, uuid):
     """``(provider, [Inventory, ...])`` for the provider ``uuid``, in
-    one transaction; ResourceProviderNotFound if there is none."""
-    provider = rp_obj.get_by_uuid(ctx, uuid)
-    return provider, get_all(ctx, provider)
+    one statement; ResourceProviderNotFound if there is none."""
+    rows = []
+    if db_api.storable(uuid):
+        rows = _PROVIDER_AND_INVENTORIES.rows(ctx.conn, uuid=uuid)
+    if not rows:
+        raise exception.ResourceProviderNotFound(uuid=uuid)
+    fields = rp_obj.JOINED_FIELDS
+    return rp_obj.provider_of(rows[0]), [
+        Inventory(*row[fields:]) for row in rows if row[fields] is not None]
 
 
 @db_api.reader

@@ -124,9 +124,9 @@ class ProviderIndex(per_process.LogFollower):
 
     # -- keeping up to date --------------------------------------------------
 
-    def _refresh(self, conn, clock):
+    def _refresh(self, conn, clock, reads=None):
         started = time.perf_counter()
-        log, full = super()._refresh(conn, clock)
+        log, full = super()._refresh(conn, clock, reads)
         if log.prune_to is not None:
             _prune(conn, log.prune_to)
         metrics.index_refreshed(
@@ -489,8 +489,11 @@ class _Source:
         self.every = stmt
         self.some = stmt.where(column.in_(sa.bindparam('ids',
                                                        expanding=True)))
+        # Typed: PostgreSQL is told the parameters' types when the
+        # statement is prepared on it.
         self.few = prepared.Prepared(stmt.where(column.in_(
-            [sa.bindparam('id%d' % i) for i in range(FEW)])))
+            [sa.bindparam('id%d' % i, type_=column.type)
+             for i in range(FEW)])))
 
     def of_few(self, conn, ids):
         """Rows of at most ``FEW`` providers ``ids`` (a sorted list)."""

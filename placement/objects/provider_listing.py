@@ -24,6 +24,7 @@ import collections
 
 import sqlalchemy as sa
 
+from placement.db import prepared
 from placement.db import tables
 from placement.objects import per_process
 from placement.objects import provider_index
@@ -64,6 +65,15 @@ _ALL = LISTED.order_by(_RP.c.id)
 _SOME = LISTED.where(_RP.c.id.in_(_IDS)).order_by(_RP.c.id)
 #: Rows per IN list, and per part of a full load.
 _CHUNK = 500
+#: Up to this many changed providers (a write changes one or two) are
+#: read by a prepared statement, the ids padded with the last one: an
+#: ``IN`` list is rendered again at every execution, and planned again
+#: by the server.
+_FEW = 4
+_SOME_FEW = prepared.Prepared(
+    LISTED.where(_RP.c.id.in_([sa.bindparam('id%d' % i, type_=sa.Integer)
+                               for i in range(_FEW)]))
+    .order_by(_RP.c.id))
 
 
 class ListedRows(per_process.LogFollower):
@@ -91,8 +101,7 @@ class ListedRows(per_process.LogFollower):
         new = [provider for provider in ids if provider not in rows]
         found = set()
         for start in range(0, len(ids), _CHUNK):
-            part = conn.execute(_SOME,
-                                {'ids': ids[start:start + _CHUNK]}).all()
+            part = _changed_rows(conn, ids[start:start + _CHUNK])
             found.update(row[0] for row in part)
             # A kept provider keeps its place: a dict key assigned again
             # does not move.
@@ -114,6 +123,15 @@ class ListedRows(per_process.LogFollower):
             rows[provider] = ListedProvider(provider, uuid, name,
                                             generation, parent, root,
                                             changed)
+
+
+def _changed_rows(conn, ids):
+    """The listed rows of the providers ``ids`` (sorted) that exist."""
+    if len(ids) > _FEW:
+        return conn.execute(_SOME, {'ids': ids}).all()
+    padded = ids + ids[-1:] * (_FEW - len(ids))
+    return _SOME_FEW.rows(conn, **{'id%d' % i: provider
+                                   for i, provider in enumerate(padded)})
 
 
 # -- one per process and database ---------------------------------------------

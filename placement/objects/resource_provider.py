@@ -66,6 +66,21 @@ def _select():
 #: than running it on a warm database.
 _BY_UUID = _select().where(_RP.c.uuid == sa.bindparam('uuid'))
 _BY_UUID_PREPARED = prepared.Prepared(_BY_UUID)
+#: Columns of the provider in a ``by_uuid_joined`` row.
+JOINED_FIELDS = len(_BY_UUID.selected_columns)
+
+
+def by_uuid_joined(target, onclause, *columns):
+    """The SELECT of the provider of uuid ``uuid`` with ``columns`` of
+    ``target`` outer-joined on ``onclause``: a provider and its rows in
+    one statement (one row of NULL ``columns`` if it has none), rather
+    than two round trips. ``provider_of(row)`` reads the provider."""
+    return _BY_UUID.add_columns(*columns).outerjoin(target, onclause)
+
+
+def provider_of(row):
+    """The ResourceProvider of a ``by_uuid_joined`` row."""
+    return _from_row(row[:JOINED_FIELDS])
 
 
 def _from_row(row):
@@ -362,7 +377,7 @@ def destroy(ctx, uuid):
 
 # -- list -----------------------------------------------------------------
 
-def _matching(ctx, required, member_of, resources):
+def _matching(ctx, required, member_of, resources, reads=None):
     """Ids of the providers that carry ``required``, are in ``member_of``
     and have room for ``resources`` themselves, asked of the provider
     index (the candidates engine's copy of traits, aggregates,
@@ -373,12 +388,12 @@ def _matching(ctx, required, member_of, resources):
     Lookups run in the reference's order: TraitNotFound for the first
     unknown required name, then a ``member_of`` term of unknown
     aggregates matches nothing before classes are looked up, then
-    ResourceClassNotFound."""
+    ResourceClassNotFound. ``reads``: see ``LogFollower.refresh``."""
     if not (required or member_of or resources):
         return None
     index = provider_index.of(ctx.db)
     with index.lock:
-        index.refresh(ctx.conn)
+        index.refresh(ctx.conn, reads=reads)
         among = None
         if required:
             among = _carrying(ctx, index, required)
@@ -516,8 +531,12 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     term of unknown aggregates yields nothing before classes are.
     """
     if name is None and uuid is None and in_tree is None:
+        # The index and the kept rows follow the change log: one read of
+        # it serves both when they are at the same place in it.
+        reads = {}
         return _rendered(ctx, render, changed, None, _kept_rows(
-            ctx, _matching(ctx, required, member_of, resources)))
+            ctx, _matching(ctx, required, member_of, resources, reads),
+            reads))
     if in_tree is not None and not (name is not None or uuid is not None
                                     or required or member_of or resources):
         # A tree is small: read whole, handed out in chunks all the same.
@@ -550,13 +569,13 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
                      rows.partitions(LISTING_CHUNK))
 
 
-def _kept_rows(ctx, fitting):
+def _kept_rows(ctx, fitting, reads=None):
     """Chunks of the listed rows of every provider, or of those whose ids
     are in ``fitting``, from the rows this process keeps
     (``provider_listing``), brought up to date in this transaction."""
     cache = provider_listing.of(ctx.db)
     with cache.lock:
-        cache.refresh(ctx.conn)
+        cache.refresh(ctx.conn, reads=reads)
         rows = cache.rows
         if fitting is None:
             rows = list(rows.values())

@@ -176,11 +176,26 @@ def _provider_traits(ctx, provider_id):
             for row in _PROVIDER_TRAITS.rows(ctx.conn, provider=provider_id)]
 
 
+_PROVIDER_AND_TRAITS = prepared.Prepared(
+    rp_obj.by_uuid_joined(
+        _TRAITS.join(_RP_TRAITS, _RP_TRAITS.c.trait_id == _TRAITS.c.id),
+        _RP_TRAITS.c.resource_provider_id == tables.resource_providers.c.id,
+        *_select().selected_columns)
+    .order_by(_TRAITS.c.id))
+
+
 @db_api.reader
 def get_provider_traits(ctx, uuid):
-    """``(provider, [Trait, ...])`` for the provider ``uuid``."""
-    provider = rp_obj.get_by_uuid(ctx, uuid)
-    return provider, _provider_traits(ctx, provider.id)
+    """``(provider, [Trait, ...])`` for the provider ``uuid``, in one
+    statement; ResourceProviderNotFound if there is none."""
+    rows = []
+    if db_api.storable(uuid):
+        rows = _PROVIDER_AND_TRAITS.rows(ctx.conn, uuid=uuid)
+    if not rows:
+        raise exception.ResourceProviderNotFound(uuid=uuid)
+    fields = rp_obj.JOINED_FIELDS
+    return rp_obj.provider_of(rows[0]), [
+        Trait(*row[fields:]) for row in rows if row[fields] is not None]
 
 
 @db_api.writer

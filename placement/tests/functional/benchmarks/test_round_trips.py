@@ -16,8 +16,8 @@ from placement.tests import fixtures
 #: changed (the listing after it only asks whether anything did).
 UNBUDGETED = {'GET candidates', 'GET sharing'}
 SQLITE_BUDGETS = {
-    'GET in_tree': 3, 'GET inventories': 4, 'GET traits': 4,
-    'GET aggregates': 4, 'GET sharing again': 4, 'PUT inventories': 6,
+    'GET in_tree': 3, 'GET inventories': 3, 'GET traits': 3,
+    'GET aggregates': 4, 'GET sharing again': 3, 'PUT inventories': 6,
     'PUT allocations': 10, 'GET allocations': 3,
     'POST allocations': 11, 'DELETE allocations': 4,
     'DELETE allocations (instance)': 4, 'GET usages': 3}

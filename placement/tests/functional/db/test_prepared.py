@@ -131,3 +131,96 @@ def _close_underneath(conn):
     with conn.engine.connect() as other:
         other.exec_driver_sql(kill % server_id)
         other.commit()
+
+
+def _on_postgresql(db):
+    if db.engine.dialect.name != 'postgresql':
+        pytest.skip('server-side statements are prepared on PostgreSQL')
+
+
+def _server_prepared(conn, name):
+    """(generic plans, custom plans) the session ran statement ``name``
+    with, or None if it is not prepared in the session."""
+    row = conn.exec_driver_sql(
+        'SELECT generic_plans + custom_plans FROM pg_prepared_statements '
+        'WHERE name = %(name)s', {'name': name}).first()
+    return None if row is None else row[0]
+
+
+def test_postgresql_prepares_once_per_connection_and_reuses_it(db):
+    _on_postgresql(db)
+    with db.transaction(write=True) as conn:
+        _provider(conn, 'd' * 32, 'four')
+    statement = prepared.Prepared(_JOINED)
+    with db.transaction(write=False) as conn:
+        for _ in range(3):
+            assert [row[0] for row in statement.rows(conn, name='four')] == [
+                'd' * 32]
+        name = statement._for(conn.dialect).name
+        # Three executions of one statement prepared once.
+        assert _server_prepared(conn, name) == 3
+
+
+def test_a_prepared_statement_outlives_a_rolled_back_transaction(db):
+    _on_postgresql(db)
+    # One pooled connection: the second transaction gets the first's.
+    single = db_api.Database(db.url, pool_size=1, max_overflow=0)
+    statement = prepared.Prepared(_JOINED)
+    backends = []
+
+    class Failed(Exception):
+        pass
+
+    try:
+        with pytest.raises(Failed):
+            with single.transaction(write=True) as conn:
+                backends.append(conn.exec_driver_sql(
+                    'SELECT pg_backend_pid()').scalar())
+                statement.rows(conn, name='none')  # prepared in this one
+                raise Failed()
+        with single.transaction(write=False) as conn:
+            backends.append(conn.exec_driver_sql(
+                'SELECT pg_backend_pid()').scalar())
+            # The same session: its statement is still there, and is not
+            # prepared a second time (which would fail).
+            assert backends[0] == backends[1]
+            assert statement.rows(conn, name='none') == []
+            assert _server_prepared(
+                conn, statement._for(conn.dialect).name) == 2
+    finally:
+        single.dispose()
+
+
+def test_prepared_parameters_accept_what_plain_statements_accept(db):
+    with db.transaction(write=True) as conn:
+        _provider(conn, 'e' * 32, 'five')
+    statement = prepared.Prepared(
+        sa.select(sa.literal(7, sa.Integer).label('kind'), _RP.c.uuid)
+        .where(_RP.c.name == sa.bindparam('name'),
+               _RP.c.generation < sa.bindparam('below', type_=sa.Integer)))
+    with db.transaction(write=False) as conn:
+        # A selected literal keeps its type.
+        assert list(statement.rows(conn, name='five', below=4)) == [
+            (7, 'e' * 32)]
+        # Longer than the column, larger than its type: nothing found,
+        # as the plain statement finds nothing.
+        assert not statement.rows(conn, name='x' * 300, below=2 ** 40)
+
+
+@pytest.mark.parametrize('enabled', [True, False])
+def test_the_option_decides_whether_postgresql_prepares(db, enabled):
+    _on_postgresql(db)
+    from placement import deploy
+    conf = fixtures.new_conf(
+        placement_database__connection=db.url.render_as_string(
+            hide_password=False),
+        placement_database__postgresql_prepared_statements=enabled)
+    configured = deploy.create_database(conf)
+    statement = prepared.Prepared(_JOINED)
+    try:
+        with configured.transaction(write=False) as conn:
+            assert statement.rows(conn, name='none') == []
+            name = statement._for(conn.dialect).name
+            assert (_server_prepared(conn, name) == 1) is enabled
+    finally:
+        configured.dispose()

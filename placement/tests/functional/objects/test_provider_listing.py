@@ -11,6 +11,7 @@ from benchmarks import scale
 from placement.db import api as db_api
 from placement.db import tables
 from placement.objects import inventory as inv_obj
+from placement.objects import provider_index
 from placement.objects import provider_listing
 from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures
@@ -87,27 +88,46 @@ def test_resources_listing_takes_the_kept_rows_of_the_fitting(ctx):
         row for row in _read(ctx) if row[2] == 'big']
 
 
-def test_a_refresh_reads_only_the_rows_that_changed(ctx):
+def test_a_refresh_reads_only_the_rows_that_changed(ctx, monkeypatch):
     providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
                  for i in range(3)]
     kept = provider_listing.ListedRows()
+    asked = []
+    real = provider_listing._changed_rows
+
+    def changed_rows(conn, ids):
+        asked.append(list(ids))
+        return real(conn, ids)
+    monkeypatch.setattr(provider_listing, '_changed_rows', changed_rows)
 
     def refresh():
         with ctx.db.transaction(write=False) as conn:
             kept._refresh(conn, time.monotonic)  # as tests do not check it
 
     def rows_read():
-        return [statement for statement in fixtures.statements_sent(
+        full = [statement for statement in fixtures.statements_sent(
             ctx, refresh) if 'FROM resource_providers' in statement]
+        found, asked[:] = list(asked), []
+        return full, found
 
     refresh()
     assert len(kept.rows) == 3
-    assert rows_read() == []
+    assert rows_read() == ([], [])
     rp_obj.update(ctx, providers[1], 'renamed')
-    (read,) = rows_read()
-    assert 'IN (' in read
+    assert rows_read() == ([], [[providers[1].id]])
     assert [row.name for row in kept.rows.values()] == [
         'rp0', 'renamed', 'rp2']
+    # More than a few: one IN list.
+    for provider in providers:
+        rp_obj.update(ctx, provider, provider.name + '-again')
+    extra = [rp_obj.create(ctx, str(uuid.uuid4()), 'extra%d' % i)
+             for i in range(2)]
+    full, found = rows_read()
+    assert found == [sorted(p.id for p in providers + extra)]
+    assert len(full) == 1 and 'IN (' in full[0]
+    assert [row.name for row in kept.rows.values()] == [
+        'rp0-again', 'rp1-again', 'rp2-again', 'extra0', 'extra1']
+    assert [tuple(row) for row in kept.rows.values()] == _read(ctx)
 
 
 def test_one_per_process_and_database(tmp_path):
@@ -141,3 +161,52 @@ def test_memory_per_provider_is_bounded(ctx):
     assert len(rows.rows) == 1000
     # A row tuple, its uuid, name and change time, its dict entry.
     assert held / 1000 < 450, held / 1000
+
+
+def _log_reads(monkeypatch):
+    """The cursors ``changes.read`` is called with from now on (it still
+    reads)."""
+    from placement.db import changes
+    since = []
+    real = changes.read
+
+    def counted(conn, version, *args, **kwargs):
+        since.append(version)
+        return real(conn, version, *args, **kwargs)
+    monkeypatch.setattr(changes, 'read', counted)
+    return since
+
+
+def _sized(ctx):
+    small, big = (rp_obj.create(ctx, str(uuid.uuid4()), name)
+                  for name in ('small', 'big'))
+    for provider, total in ((small, 2), (big, 8)):
+        inv_obj.replace_all(ctx, provider, {'VCPU': {'total': total}})
+    return small, big
+
+
+def test_a_filtered_listing_reads_the_change_log_once(
+        ctx, monkeypatch, unchecked_followers):
+    small, _big = _sized(ctx)
+    rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    reads = _log_reads(monkeypatch)
+    inv_obj.replace_all(ctx, small, {'VCPU': {'total': 6}})
+    listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    assert [row.name for row in listed] == ['small', 'big']
+    # The index and the kept rows were at the same place in the log.
+    assert len(reads) == 1
+
+
+def test_kept_rows_behind_the_index_still_follow_every_write(
+        ctx, monkeypatch, unchecked_followers):
+    _small, big = _sized(ctx)
+    rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    rp_obj.update(ctx, big, 'renamed')
+    # Candidates refresh the index alone: it is ahead of the kept rows.
+    with ctx.db.transaction(write=False) as conn:
+        provider_index.of(ctx.db).refresh(conn)
+    reads = _log_reads(monkeypatch)
+    listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    assert [tuple(row) for row in listed] == [
+        row for row in _read(ctx) if row[2] == 'renamed']
+    assert len(reads) == 2 and reads[0] != reads[1]

@@ -116,14 +116,7 @@ _PROVIDER_AND_INVENTORIES = prepared.Prepared(
 def get_provider_inventories(ctx, uuid):
     """``(provider, [Inventory, ...])`` for the provider ``uuid``, in
     one statement; ResourceProviderNotFound if there is none."""
-    rows = []
-    if db_api.storable(uuid):
-        rows = _PROVIDER_AND_INVENTORIES.rows(ctx.conn, uuid=uuid)
-    if not rows:
-        raise exception.ResourceProviderNotFound(uuid=uuid)
-    fields = rp_obj.JOINED_FIELDS
-    return rp_obj.provider_of(rows[0]), [
-        Inventory(*row[fields:]) for row in rows if row[fields] is not None]
+    return rp_obj.joined_rows(ctx, _PROVIDER_AND_INVENTORIES, uuid, Inventory)
 
 
 @db_api.reader

@@ -67,20 +67,28 @@ def _select():
 _BY_UUID = _select().where(_RP.c.uuid == sa.bindparam('uuid'))
 _BY_UUID_PREPARED = prepared.Prepared(_BY_UUID)
 #: Columns of the provider in a ``by_uuid_joined`` row.
-JOINED_FIELDS = len(_BY_UUID.selected_columns)
+_JOINED_FIELDS = len(_BY_UUID.selected_columns)
 
 
 def by_uuid_joined(target, onclause, *columns):
     """The SELECT of the provider of uuid ``uuid`` with ``columns`` of
     ``target`` outer-joined on ``onclause``: a provider and its rows in
     one statement (one row of NULL ``columns`` if it has none), rather
-    than two round trips. ``provider_of(row)`` reads the provider."""
+    than two round trips. Prepare it and read it with ``joined_rows``."""
     return _BY_UUID.add_columns(*columns).outerjoin(target, onclause)
 
 
-def provider_of(row):
-    """The ResourceProvider of a ``by_uuid_joined`` row."""
-    return _from_row(row[:JOINED_FIELDS])
+def joined_rows(ctx, statement, uuid, make):
+    """``(provider, [make(*columns) of each joined row])`` from the
+    prepared ``by_uuid_joined`` ``statement``; ResourceProviderNotFound
+    if there is no provider ``uuid``."""
+    rows = statement.rows(ctx.conn, uuid=uuid) if db_api.storable(
+        uuid) else ()
+    if not rows:
+        raise exception.ResourceProviderNotFound(uuid=uuid)
+    return _from_row(rows[0][:_JOINED_FIELDS]), [
+        make(*row[_JOINED_FIELDS:]) for row in rows
+        if row[_JOINED_FIELDS] is not None]
 
 
 def _from_row(row):

@@ -188,14 +188,7 @@ _PROVIDER_AND_TRAITS = prepared.Prepared(
 def get_provider_traits(ctx, uuid):
     """``(provider, [Trait, ...])`` for the provider ``uuid``, in one
     statement; ResourceProviderNotFound if there is none."""
-    rows = []
-    if db_api.storable(uuid):
-        rows = _PROVIDER_AND_TRAITS.rows(ctx.conn, uuid=uuid)
-    if not rows:
-        raise exception.ResourceProviderNotFound(uuid=uuid)
-    fields = rp_obj.JOINED_FIELDS
-    return rp_obj.provider_of(rows[0]), [
-        Trait(*row[fields:]) for row in rows if row[fields] is not None]
+    return rp_obj.joined_rows(ctx, _PROVIDER_AND_TRAITS, uuid, Trait)
 
 
 @db_api.writer

@@ -106,8 +106,9 @@ def get_all(ctx, provider):
 
 _PROVIDER_AND_INVENTORIES = prepared.Prepared(
     rp_obj.by_uuid_joined(
-        _INV.join(_RC, _RC.c.id == _INV.c.resource_class_id),
-        _INV.c.resource_provider_id == tables.resource_providers.c.id,
+        [(_INV, _INV.c.resource_provider_id
+          == tables.resource_providers.c.id),
+         (_RC, _RC.c.id == _INV.c.resource_class_id)],
         *_COLUMNS)
     .order_by(_INV.c.resource_class_id))
 

@@ -70,12 +70,21 @@ _BY_UUID_PREPARED = prepared.Prepared(_BY_UUID)
 _JOINED_FIELDS = len(_BY_UUID.selected_columns)
 
 
-def by_uuid_joined(target, onclause, *columns):
+def by_uuid_joined(joins, *columns):
     """The SELECT of the provider of uuid ``uuid`` with ``columns`` of
-    ``target`` outer-joined on ``onclause``: a provider and its rows in
-    one statement (one row of NULL ``columns`` if it has none), rather
-    than two round trips. Prepare it and read it with ``joined_rows``."""
-    return _BY_UUID.add_columns(*columns).outerjoin(target, onclause)
+    the tables of ``joins`` ((table, onclause) pairs) outer-joined one
+    after the other: a provider and its rows in one statement (one row
+    of NULL ``columns`` if it has none), rather than two round trips.
+    Prepare it and read it with ``joined_rows``.
+
+    A chain of outer joins, never an outer join of an inner join: SQLite
+    materialises the inner join whole, every row of the table, before
+    picking the provider's (measured: 0.3 -> 2.6 ms per request at 1,000
+    providers)."""
+    statement = _BY_UUID.add_columns(*columns)
+    for table, onclause in joins:
+        statement = statement.outerjoin(table, onclause)
+    return statement
 
 
 def joined_rows(ctx, statement, uuid, make):

@@ -178,8 +178,9 @@ def _provider_traits(ctx, provider_id):
 
 _PROVIDER_AND_TRAITS = prepared.Prepared(
     rp_obj.by_uuid_joined(
-        _TRAITS.join(_RP_TRAITS, _RP_TRAITS.c.trait_id == _TRAITS.c.id),
-        _RP_TRAITS.c.resource_provider_id == tables.resource_providers.c.id,
+        [(_RP_TRAITS, _RP_TRAITS.c.resource_provider_id
+          == tables.resource_providers.c.id),
+         (_TRAITS, _TRAITS.c.id == _RP_TRAITS.c.trait_id)],
         *_select().selected_columns)
     .order_by(_TRAITS.c.id))
 

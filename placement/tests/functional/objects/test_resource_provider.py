@@ -85,3 +85,23 @@ def test_delete_removes_associations_in_one_go(ctx):
         for table in (tables.inventories, tables.resource_provider_traits):
             assert conn.execute(sa.select(sa.func.count()).select_from(
                 table)).scalar() == 0
+
+
+@pytest.mark.parametrize('name', ['inventory', 'trait'])
+def test_a_provider_and_its_rows_are_found_by_index(ctx, name):
+    """A provider's inventories (or traits) read with the provider in one
+    statement look the provider up by uuid and its rows up by provider:
+    no table is read whole. On SQLite an outer join of an inner join was
+    materialised whole, every inventory of the cloud read per request."""
+    if ctx.db.dialect != 'sqlite':
+        pytest.skip('reads the plan in SQLite terms')
+    from placement.objects import inventory
+    from placement.objects import trait
+    statement = {'inventory': inventory._PROVIDER_AND_INVENTORIES,
+                 'trait': trait._PROVIDER_AND_TRAITS}[name].stmt
+    with ctx.db.engine.connect() as conn:
+        sql = str(statement.compile(dialect=conn.dialect))
+        plan = [row[-1] for row in conn.exec_driver_sql(
+            'EXPLAIN QUERY PLAN ' + sql, ('x',))]
+    assert plan and all(step.startswith('SEARCH') or 'ORDER BY' in step
+                        for step in plan), plan

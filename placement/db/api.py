@@ -355,7 +355,36 @@ def streamed(conn, chunk):
     return {'yield_per': chunk}
 
 
-class _Transaction:
+class _Held:
+    """Holds the database while a transaction of it is open, if it has
+    a single connection (in-memory SQLite, whose one connection cannot
+    hold two transactions at once): ``_open()`` runs with it held and
+    returns what the ``with`` block gets, ``_close(*exc_info)`` ends it
+    before it is let go."""
+
+    __slots__ = ('_db',)
+
+    def __enter__(self):
+        lock = self._db._serial
+        if lock is not None:
+            lock.acquire()
+        try:
+            return self._open()
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+
+    def __exit__(self, *exc_info):
+        try:
+            self._close(*exc_info)
+        finally:
+            if self._db._serial is not None:
+                self._db._serial.release()
+        return False
+
+
+class _Transaction(_Held):
     """``Database.transaction``: the database held if it has a single
     connection (in-memory SQLite, whose one connection cannot hold two
     transactions at once), a pooled connection (in psycopg2's
@@ -367,50 +396,37 @@ class _Transaction:
     opens one, and the generators cost about 10 us of it.
     """
 
-    __slots__ = ('_db', '_write', '_conn', '_tx', '_autocommit')
+    __slots__ = ('_write', '_conn', '_tx', '_autocommit')
 
     def __init__(self, db, write):
         self._db = db
         self._write = write
 
-    def __enter__(self):
-        lock = self._db._serial
-        if lock is not None:
-            lock.acquire()
+    def _open(self):
+        conn = self._db.engine.connect()
+        self._autocommit = None
         try:
-            conn = self._db.engine.connect()
-            self._autocommit = None
-            try:
-                if self._write:
-                    conn.execution_options(placement_writer=True)
-                elif self._db.psycopg2:
-                    self._autocommit = _autocommit(conn)
-                    self._autocommit.__enter__()
-                self._tx = conn.begin().__enter__()
-            except BaseException:
-                self._leave_autocommit(*sys.exc_info())
-                conn.close()
-                raise
+            if self._write:
+                conn.execution_options(placement_writer=True)
+            elif self._db.psycopg2:
+                self._autocommit = _autocommit(conn)
+                self._autocommit.__enter__()
+            self._tx = conn.begin().__enter__()
         except BaseException:
-            if lock is not None:
-                lock.release()
+            self._leave_autocommit(*sys.exc_info())
+            conn.close()
             raise
         self._conn = conn
         return conn
 
-    def __exit__(self, *exc_info):
-        try:
-            with self._conn:
-                try:
-                    self._tx.__exit__(*exc_info)
-                finally:
-                    self._leave_autocommit(*exc_info)
-                if self._db.marks_ended and not self._conn.invalidated:
-                    self._conn.connection.info[_ENDED] = True
-        finally:
-            if self._db._serial is not None:
-                self._db._serial.release()
-        return False
+    def _close(self, *exc_info):
+        with self._conn:
+            try:
+                self._tx.__exit__(*exc_info)
+            finally:
+                self._leave_autocommit(*exc_info)
+            if self._db.marks_ended and not self._conn.invalidated:
+                self._conn.connection.info[_ENDED] = True
 
     def _leave_autocommit(self, *exc_info):
         if self._autocommit is not None:
@@ -515,35 +531,21 @@ class ReaderConnection:
                 transaction.__exit__(*exc_info)
 
 
-class _LightRead:
-    """``Database.transaction`` of a reader on SQLite: a ReaderConnection
-    (the database held if it has a single connection, as in
-    ``_Transaction``)."""
+class _LightRead(_Held):
+    """``Database.transaction`` of a reader on SQLite: a
+    ReaderConnection."""
 
-    __slots__ = ('_db', '_conn')
+    __slots__ = ('_conn',)
 
     def __init__(self, db):
         self._db = db
 
-    def __enter__(self):
-        lock = self._db._serial
-        if lock is not None:
-            lock.acquire()
-        try:
-            self._conn = ReaderConnection.begin(self._db.engine)
-        except BaseException:
-            if lock is not None:
-                lock.release()
-            raise
+    def _open(self):
+        self._conn = ReaderConnection.begin(self._db.engine)
         return self._conn
 
-    def __exit__(self, *exc_info):
-        try:
-            self._conn.end(*exc_info)
-        finally:
-            if self._db._serial is not None:
-                self._db._serial.release()
-        return False
+    def _close(self, *exc_info):
+        self._conn.end(*exc_info)
 
 
 #: Set on a pooled connection's ``info`` while a ReaderConnection hands

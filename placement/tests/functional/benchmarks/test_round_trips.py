@@ -58,6 +58,19 @@ def test_every_request_of_the_mix_stays_within_its_budget(cloud):
                for _, _, cpu in samples)
 
 
+def test_postgresql_plans_the_consumer_allocations_read_once(cloud):
+    """GET /allocations/{consumer} joins six tables: planned on every
+    call, it cost the server ten times what running it did."""
+    backend, cloud = cloud
+    if backend != 'postgresql':
+        pytest.skip('statements are prepared on the server on PostgreSQL')
+    found = round_trips.measure(cloud, 2)
+    sent = [sql for statements, _, _ in found['GET allocations']
+            for sql, _seconds in statements]
+    assert sent and all(sql.startswith(('PREPARE ', 'EXECUTE '))
+                        for sql in sent), sent
+
+
 def test_the_report_lists_every_kind_and_the_statements_asked_for(cloud):
     _backend, cloud = cloud
     found = round_trips.measure(cloud, 1)

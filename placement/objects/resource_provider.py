@@ -180,6 +180,61 @@ def lock_uuids_and_ids(ctx, uuids, ids):
         params).all()
 
 
+@functools.lru_cache(maxsize=None)
+def _lock_and_bump_statement(dialect, by_uuid, by_id):
+    """``_lock_statement``'s locking read as the subquery of the UPDATE
+    that bumps the generations of the rows it locked, returning (id,
+    uuid, new generation); with ``by_uuid`` it changes nothing unless
+    all the bound ``uuids`` exist (``found``, the number of them)."""
+    locked = _RP.alias('locked')
+    terms = []
+    if by_uuid:
+        terms.append(locked.c.uuid.in_(_UUIDS))
+    if by_id:
+        terms.append(locked.c.id.in_(_IDS))
+    ids = sa.select(locked.c.id).where(sa.or_(*terms)).order_by(locked.c.id)
+    if dialect != 'sqlite':
+        ids = ids.with_for_update()
+    where = [_RP.c.id.in_(ids)]
+    if by_uuid:
+        named = _RP.alias('named')
+        where.append(
+            sa.select(sa.func.count()).select_from(named)
+            .where(named.c.uuid.in_(_UUIDS)).scalar_subquery()
+            == sa.bindparam('found'))
+    return (sa.update(_RP).where(*where)
+            .values(generation=_RP.c.generation + 1,
+                    updated_at=sa.bindparam('now'))
+            .returning(_RP.c.id, _RP.c.uuid, _RP.c.generation))
+
+
+def lock_and_bump(ctx, uuids, ids):
+    """Lock the providers with these uuids or ids as
+    ``lock_uuids_and_ids`` does and increment their generations, in one
+    statement: {id: (uuid, generation before)}. A write that bumps every
+    provider it locks saves the compare-and-set at its end, which the
+    lock makes certain to succeed.
+
+    None, with nothing changed, where the database cannot return what an
+    UPDATE changed (MySQL) or when one of ``uuids`` does not exist: the
+    caller then locks and bumps apart, and reports the unknown one.
+    """
+    uuids, ids = sorted(set(uuids)), sorted(set(ids))
+    if not ctx.conn.dialect.update_returning or not (uuids or ids):
+        return None
+    params = {'now': db_api.utcnow()}
+    if uuids:
+        params.update(uuids=uuids, found=len(uuids))
+    if ids:
+        params['ids'] = ids
+    rows = ctx.conn.execute(
+        _lock_and_bump_statement(ctx.conn.dialect.name, bool(uuids),
+                                 bool(ids)), params).all()
+    if not rows:
+        return None
+    return {rp: (uuid, generation - 1) for rp, uuid, generation in rows}
+
+
 _INCREMENT = (
     sa.update(_RP)
     .where(_RP.c.id == sa.bindparam('provider'),

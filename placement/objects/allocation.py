@@ -54,12 +54,16 @@ class ConsumerAllocations:
 
 # -- writing --------------------------------------------------------------
 
-def prepare(ctx, requests):
+def prepare(ctx, requests, final=False):
     """ConsumerAllocations for ``requests``: each consumer found or
     created, in the caller's transaction. Raises
-    ConsumerGenerationMismatch."""
+    ConsumerGenerationMismatch. With ``final``, consumers created with
+    allocations to write are created as the write leaves them
+    (``consumer.prepare_all``, ``writing``)."""
     consumers = consumer_obj.prepare_all(
-        ctx, [request.consumer for request in requests])
+        ctx, [request.consumer for request in requests],
+        writing=frozenset(request.consumer['uuid'] for request in requests
+                          if final and request.allocations))
     return [ConsumerAllocations(consumer, request.allocations)
             for consumer, request in zip(consumers, requests)]
 
@@ -343,12 +347,15 @@ def _find_and_lock(ctx, uuids, ids, bump=False):
 
 @db_api.writer
 def _write_once(ctx, requests):
-    writes = prepare(ctx, requests)
+    # A new consumer is created at the generation the write leaves it
+    # at, which saves its compare-and-set.
+    writes = prepare(ctx, requests, final=True)
     try:
         replace(ctx, writes)
     except exception.ResourceProviderNotFound as missing:
         # Raised before anything was written: the prepared consumers are
-        # committed (see known_providers).
+        # committed (see known_providers), as they were before the write.
+        consumer_obj.unfinal(ctx, [write.consumer for write in writes])
         return missing
     return None
 

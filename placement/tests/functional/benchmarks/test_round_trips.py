@@ -18,8 +18,8 @@ UNBUDGETED = {'GET candidates', 'GET sharing'}
 SQLITE_BUDGETS = {
     'GET in_tree': 3, 'GET inventories': 3, 'GET traits': 3,
     'GET aggregates': 4, 'GET sharing again': 3, 'PUT inventories': 5,
-    'PUT allocations': 9, 'GET allocations': 3,
-    'POST allocations': 10, 'DELETE allocations': 4,
+    'PUT allocations': 8, 'GET allocations': 3,
+    'POST allocations': 9, 'DELETE allocations': 4,
     'DELETE allocations (instance)': 4, 'GET usages': 3}
 #: On PostgreSQL readers run in autocommit: two round trips fewer.
 BUDGETS = {

@@ -64,13 +64,40 @@ def test_unknown_class_in_last_consumer_writes_nothing(ctx, provider):
     assert not any(_exists(ctx, c) for c in (first, last))
 
 
+def _generation(ctx, consumer):
+    with ctx.db.transaction(write=False) as conn:
+        return conn.execute(sa.select(tables.consumers.c.generation).where(
+            tables.consumers.c.uuid == consumer)).scalar_one()
+
+
 def test_unknown_provider_keeps_prepared_consumers(ctx, provider):
-    """See api-ref/behaviour-choices.rst, 'Orphan consumers'."""
+    """See api-ref/behaviour-choices.rst, 'Orphan consumers': kept at
+    generation 0, though a new consumer with allocations to write is
+    created at generation 1."""
     consumer = str(uuid.uuid4())
     with pytest.raises(exception.ResourceProviderNotFound):
         alloc_obj.write(ctx, [_request(consumer, {
             str(uuid.uuid4()): {'VCPU': 1}})], 0)
     assert _exists(ctx, consumer)
+    assert _generation(ctx, consumer) == 0
+
+
+def test_a_new_consumer_is_created_as_written(ctx, provider):
+    """No compare-and-set of a consumer this write created: it is
+    created at generation 1."""
+    consumer = str(uuid.uuid4())
+    sent = fixtures.statements_sent(
+        ctx, _write, ctx, provider, {consumer: 1})
+    assert not [s for s in sent if s.startswith('UPDATE consumers')], sent
+    assert _generation(ctx, consumer) == 1
+    view = alloc_obj.get_by_consumer(ctx, consumer)
+    assert (view.generation, view.project_id, view.user_id) == (
+        1, 'proj', 'user')
+    # An existing consumer is still compared and set.
+    sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx, [_request(
+        consumer, {provider.uuid: {'VCPU': 2}}, generation=1)], 0)
+    assert len([s for s in sent if s.startswith('UPDATE consumers')]) == 1
+    assert _generation(ctx, consumer) == 2
 
 
 def test_generation_mismatch_prepares_nothing(ctx, provider):
@@ -299,13 +326,13 @@ def test_capacity_check_reads_inventories_and_usage_at_once(ctx, provider):
 
 #: Statements of a new consumer's allocations on one provider of a
 #: standard class (17 on SQLite before they were counted): the project,
-#: user and type ids with the consumer read, the consumer created, the
-#: provider locked and bumped, the consumer bumped, old rows deleted,
-#: capacity read, rows inserted; SQLite adds its BEGIN.
+#: user and type ids with the consumer read, the consumer created (at
+#: its final generation), the provider locked and bumped, old rows
+#: deleted, capacity read, rows inserted; SQLite adds its BEGIN.
 #: MariaDB reads the names one table at a time and the consumer apart,
 #: and creates consumers without RETURNING: a savepoint around the
 #: insert and a second read.
-NEW_CONSUMER_STATEMENTS = {'sqlite': 8, 'postgresql': 7, 'mysql': 14}
+NEW_CONSUMER_STATEMENTS = {'sqlite': 7, 'postgresql': 6, 'mysql': 13}
 
 
 def test_new_consumer_write_statements(ctx, provider):

@@ -87,7 +87,7 @@ def test_a_new_consumer_is_created_as_written(ctx, provider):
     created at generation 1."""
     consumer = str(uuid.uuid4())
     sent = fixtures.statements_sent(
-        ctx, _write, ctx, provider, {consumer: 1})
+        ctx, _write, ctx, provider, {consumer: 1}, prepared_too=True)
     assert not [s for s in sent if s.startswith('UPDATE consumers')], sent
     assert _generation(ctx, consumer) == 1
     view = alloc_obj.get_by_consumer(ctx, consumer)
@@ -95,7 +95,7 @@ def test_a_new_consumer_is_created_as_written(ctx, provider):
         1, 'proj', 'user')
     # An existing consumer is still compared and set.
     sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx, [_request(
-        consumer, {provider.uuid: {'VCPU': 2}}, generation=1)], 0)
+        consumer, {provider.uuid: {'VCPU': 2}}, generation=1)], 0, prepared_too=True)
     assert len([s for s in sent if s.startswith('UPDATE consumers')]) == 1
     assert _generation(ctx, consumer) == 2
 
@@ -251,7 +251,7 @@ def test_providers_are_looked_up_once_per_write(ctx, provider):
     """The unknown-provider check, the lock and the generations the write
     bumps share one read of the providers."""
     sent = fixtures.statements_sent(
-        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
     lookups = [s for s in sent if s.startswith(('SELECT ', 'UPDATE '))
                and ' FROM resource_providers ' in s]
     assert len(lookups) == 1, sent
@@ -261,7 +261,7 @@ def test_the_lock_bumps_the_generations_where_it_can(ctx, provider):
     """The locking statement bumps the providers it locks: no
     compare-and-set after it (MySQL cannot return updated rows)."""
     sent = fixtures.statements_sent(
-        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
     bumps = [s for s in sent if s.startswith('UPDATE resource_providers')]
     assert len(bumps) == 1, sent
     if ctx.db.engine.dialect.update_returning:
@@ -272,6 +272,31 @@ def test_the_lock_bumps_the_generations_where_it_can(ctx, provider):
                        in s for s in sent), sent
     assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
         provider.generation + 1)
+
+
+@pytest.mark.parametrize('count', [1, 3, 4, 7])
+def test_the_bumping_lock_of_many_providers(ctx, count):
+    """Up to ``_PREPARED_UP_TO`` providers the bumping lock is a
+    prepared statement, above it one with an expanding list: both lock
+    and bump exactly the providers named, and check they all exist."""
+    providers = []
+    for index in range(count):
+        rp = rp_obj.create(ctx, str(uuid.uuid4()), 'node-%d' % index)
+        inv_obj.replace_all(ctx, rp, {'VCPU': {'total': 2}})
+        providers.append(rp_obj.get_by_uuid(ctx, rp.uuid))
+    bystander = rp_obj.create(ctx, str(uuid.uuid4()), 'bystander')
+    with pytest.raises(exception.ResourceProviderNotFound):
+        alloc_obj.write(ctx, [_request(str(uuid.uuid4()), dict(
+            {rp.uuid: {'VCPU': 1} for rp in providers},
+            **{str(uuid.uuid4()): {'VCPU': 1}}))], 0)
+    assert [rp_obj.get_by_uuid(ctx, rp.uuid).generation
+            for rp in providers] == [rp.generation for rp in providers]
+    alloc_obj.write(ctx, [_request(str(uuid.uuid4()), {
+        rp.uuid: {'VCPU': 1} for rp in providers})], 0)
+    assert [rp_obj.get_by_uuid(ctx, rp.uuid).generation
+            for rp in providers] == [rp.generation + 1 for rp in providers]
+    assert rp_obj.get_by_uuid(ctx, bystander.uuid).generation == (
+        bystander.generation)
 
 
 def test_an_unknown_provider_bumps_no_generation(ctx, provider):
@@ -317,7 +342,7 @@ def test_a_provider_deleted_while_locking_is_a_race(ctx, provider,
 
 def test_capacity_check_reads_inventories_and_usage_at_once(ctx, provider):
     sent = fixtures.statements_sent(
-        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
     reads = [s for s in sent if s.startswith('SELECT ') and (
         'WHERE inventories.resource_provider_id IN' in s
         or 'FROM allocations WHERE allocations.resource_provider_id IN' in s)]
@@ -338,7 +363,7 @@ NEW_CONSUMER_STATEMENTS = {'sqlite': 7, 'postgresql': 6, 'mysql': 13}
 def test_new_consumer_write_statements(ctx, provider):
     _write(ctx, provider, {str(uuid.uuid4()): 1})  # the project and user
     sent = fixtures.statements_sent(
-        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
     dialect = ctx.db.engine.dialect
     if dialect.name == 'mysql' and not dialect.delete_returning:
         pytest.skip('MySQL proper: no RETURNING')
@@ -354,7 +379,7 @@ def test_provider_generations_bumped_in_one_statement(ctx, provider):
               for rp in (provider, other)}
     sent = fixtures.statements_sent(
         ctx, alloc_obj.write, ctx, [_request(consumer, {
-            provider.uuid: {'VCPU': 1}, other.uuid: {'VCPU': 1}})], 0)
+            provider.uuid: {'VCPU': 1}, other.uuid: {'VCPU': 1}})], 0, prepared_too=True)
     bumps = [s for s in sent if s.startswith('UPDATE resource_providers')]
     assert len(bumps) == 1, sent
     assert {rp.uuid: rp_obj.get_by_uuid(ctx, rp.uuid).generation
@@ -378,7 +403,7 @@ def test_deleting_a_consumer_takes_two_statements(ctx, provider):
     consumer = str(uuid.uuid4())
     _write(ctx, provider, {consumer: 1})
     sent = fixtures.statements_sent(
-        ctx, alloc_obj.delete_by_consumer, ctx, consumer)
+        ctx, alloc_obj.delete_by_consumer, ctx, consumer, prepared_too=True)
     assert [s.split(' WHERE ')[0] for s in sent] == [
         'DELETE FROM allocations', 'DELETE FROM consumers'], sent
     assert alloc_obj.get_by_consumer(ctx, consumer).allocations == {}

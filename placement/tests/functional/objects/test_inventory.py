@@ -133,7 +133,7 @@ def test_replace_by_uuid_finds_and_locks_the_provider_in_one_statement(
                'DISK_GB': {'total': 100, 'reserved': 1}}
     sent = fixtures.statements_sent(
         ctx, inv_obj.replace_all_by_uuid, ctx, provider.uuid, records,
-        provider.generation, 1)
+        provider.generation, 1, prepared_too=True)
     reads = [s for s in sent if s.startswith(('SELECT', 'UPDATE'))
              and 'FROM resource_providers' in s]
     assert len(reads) == 1, sent

@@ -251,8 +251,7 @@ def _replace_locked(ctx, provider, current, records, generation,
                for name, record in records.items()}
     for name, record in records.items():
         check_capacity(provider.uuid, name, record, min_capacity)
-    existing = dict(ctx.conn.execute(
-        _EXISTING, {'provider': provider.id}).all())
+    existing = dict(_EXISTING.rows(ctx.conn, provider=provider.id))
     dropped = set(existing) - set(ids.values())
     in_use = _classes_in_use(ctx, provider.id, dropped)
     if in_use:
@@ -277,8 +276,10 @@ def _replace_locked(ctx, provider, current, records, generation,
     return rp_obj.increment_generation(ctx, provider.id, current)
 
 
-_EXISTING = (sa.select(_INV.c.resource_class_id, _INV.c.id)
-             .where(_INV.c.resource_provider_id == sa.bindparam('provider')))
+#: Prepared: every PUT of inventories reads it.
+_EXISTING = prepared.Prepared(
+    sa.select(_INV.c.resource_class_id, _INV.c.id)
+    .where(_INV.c.resource_provider_id == sa.bindparam('provider')))
 #: One inventory row's record replaced by id; executed once for all the
 #: rows a PUT replaces (bound parameters named apart from the columns).
 _UPDATE_BY_ID = (

@@ -71,6 +71,24 @@ def test_postgresql_plans_the_consumer_allocations_read_once(cloud):
                         for sql in sent), sent
 
 
+def test_postgresql_plans_put_inventories_reads_once(cloud):
+    """The provider's lock and bump and the read of its inventory rows:
+    the statements of the most frequent write of the mix other than the
+    rows' update are prepared on the server."""
+    backend, cloud = cloud
+    if backend != 'postgresql':
+        pytest.skip('statements are prepared on the server on PostgreSQL')
+    found = round_trips.measure(cloud, 2)
+    for statements, _, _ in found['PUT inventories']:
+        # A statement is prepared once per connection: PREPARE is extra.
+        sent = [sql for sql, _seconds in statements
+                if sql not in ('BEGIN (implicit)', 'COMMIT')
+                and not sql.startswith('PREPARE ')]
+        planned = [sql for sql in sent if not sql.startswith('EXECUTE ')]
+        assert len(sent) == 3 and len(planned) == 1, sent
+        assert 'UPDATE inventories' in planned[0], sent
+
+
 def test_the_report_lists_every_kind_and_the_statements_asked_for(cloud):
     _backend, cloud = cloud
     found = round_trips.measure(cloud, 1)

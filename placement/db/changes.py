@@ -73,10 +73,11 @@ Reading cheaply on a large cloud
     walks the index entries of every deleted row (tens of thousands on a
     large cloud). It asks instead for the newest id at or below the
     reader's position, found at once, which tells the same thing (the
-    log still holds what the reader needs). And its range has an upper
-    bound as a parameter (``MAX_ID``), so that PostgreSQL plans the
-    prepared statement once: with ``id > $1`` alone it guesses a third
-    of the log and plans again at every execution.
+    log still holds what the reader needs). And it returns at most
+    ``BATCH`` rows (the reader asks again while it gets that many), so
+    that PostgreSQL plans the prepared statement once: with ``id > $1``
+    unbounded it guesses a third of the log and, on a long log, plans
+    again at every execution.
 """
 
 import collections
@@ -250,12 +251,13 @@ def _snapshot_bound(conn, which):
             sa.func.pg_current_snapshot()), sa.Text), sa.BigInteger)
 
 
-def _statement(conn, where, low):
+def _statement(conn, where, low, limit=None):
     """One row of bounds (``low``: the lowest id, or the newest at or
     below the reader's position; the highest id; snapshot xmin and
-    xmax), then the rows ``where`` selects, in one statement (one
-    snapshot). Each bound is a subquery of its own and the rows a plain
-    range, so that every database answers from the primary key alone."""
+    xmax), then the rows ``where`` selects (the first ``limit`` of them
+    by id when given), in one statement (one snapshot). Each bound is a
+    subquery of its own and the rows a plain range, so that every
+    database answers from the primary key alone."""
     highest = sa.select(sa.func.max(_LOG.c.id)).scalar_subquery()
     bigint = sa.BigInteger()
     bounds = sa.select(
@@ -264,28 +266,35 @@ def _statement(conn, where, low):
         sa.cast(highest, bigint).label('b'),
         _snapshot_bound(conn, 'xmin').label('c'),
         _snapshot_bound(conn, 'xmax').label('d'))
+    logged = sa.select(_LOG.c.id,
+                       sa.cast(_LOG.c.resource_provider_id, bigint)
+                       .label('provider')).where(where)
+    if limit is not None:
+        # A literal, not a parameter: the plan is made knowing it.
+        logged = logged.order_by(_LOG.c.id).limit(
+            sa.literal_column(str(int(limit))))
+    logged = logged.subquery()
     rows = sa.select(
-        sa.literal(2), _LOG.c.id, sa.cast(_LOG.c.resource_provider_id, bigint),
-        sa.cast(sa.null(), bigint), sa.cast(sa.null(), bigint)).where(where)
+        sa.literal(2), logged.c.id, logged.c.provider,
+        sa.cast(sa.null(), bigint), sa.cast(sa.null(), bigint))
     return sa.union_all(bounds, rows)
 
 
-#: Above every id: the upper bound of the range a reader asks for.
-MAX_ID = 2 ** 63 - 1
+#: Rows the frequent read (no gaps) returns at most per statement.
+BATCH = 100
 
 _HIGH = sa.bindparam('high', type_=sa.BigInteger)
-_CEILING = sa.bindparam('ceiling', type_=sa.BigInteger)
 _FLOOR = sa.bindparam('floor', type_=sa.BigInteger)
 _GAPS = sa.bindparam('gaps', expanding=True, type_=sa.BigInteger)
-_AFTER = (lambda: sa.and_(_LOG.c.id > _HIGH, _LOG.c.id <= _CEILING))
 _WHERE = {
     # Starting afresh: the newest START_WINDOW ids.
     'start': lambda: _LOG.c.id > sa.func.coalesce(
         sa.select(sa.func.max(_LOG.c.id)).scalar_subquery(), 0)
     - START_WINDOW,
-    'after': _AFTER,
-    'gaps': lambda: sa.or_(_AFTER(), _LOG.c.id.in_(_GAPS)),
+    'after': lambda: _LOG.c.id > _HIGH,
+    'gaps': lambda: sa.or_(_LOG.c.id > _HIGH, _LOG.c.id.in_(_GAPS)),
 }
+_LIMIT = {'after': BATCH}
 _LOWEST = (lambda: sa.select(sa.func.min(_LOG.c.id)).scalar_subquery())
 #: The ``low`` bound each kind reads (see the module docstring).
 _LOW = {
@@ -304,7 +313,7 @@ def _cached(conn, kind):
     stmt = _STATEMENTS.get(key)
     if stmt is None:
         stmt = _STATEMENTS[key] = _statement(conn, _WHERE[kind](),
-                                             _LOW[kind]())
+                                             _LOW[kind](), _LIMIT.get(kind))
     return stmt
 
 
@@ -321,8 +330,23 @@ def _prepared(conn, kind):
 
 def read(conn, since, clock=time.monotonic):
     """``Changes(cursor, provider_ids)`` since the Cursor ``since`` (None:
-    the caller has nothing yet), in one statement (two when the oldest
-    id is needed too: see ``_needs_lowest``)."""
+    the caller has nothing yet), usually in one statement: one more when
+    the oldest id is needed too (see ``_needs_lowest``), and one more
+    per ``BATCH`` rows beyond the first."""
+    found, full = _read(conn, since, clock)
+    while full:
+        more, full = _read(conn, found.version, clock)
+        found = Changes(
+            more.version,
+            None if found.provider_ids is None or more.provider_ids is None
+            else found.provider_ids | more.provider_ids,
+            found.prune_to if more.prune_to is None else more.prune_to)
+    return found
+
+
+def _read(conn, since, clock):
+    """``read`` in one statement: (Changes, whether the statement
+    returned as many rows as it may, so that more may follow)."""
     if since is None:
         high, gaps = 0, ()
         rows = _prepared(conn, 'start').rows(conn)
@@ -331,11 +355,11 @@ def read(conn, since, clock=time.monotonic):
         floor = min([high + 1] + [gap.id for gap in gaps])
         if gaps:
             rows = conn.execute(_cached(conn, 'gaps'), {
-                'high': high, 'ceiling': MAX_ID, 'floor': floor,
+                'high': high, 'floor': floor,
                 'gaps': [gap.id for gap in gaps]}).all()
         else:
-            rows = _prepared(conn, 'after').rows(
-                conn, high=high, ceiling=MAX_ID, floor=floor)
+            rows = _prepared(conn, 'after').rows(conn, high=high,
+                                                 floor=floor)
     low = hi = xmin = xmax = None
     found = {}
     for kind, a, b, c, d in rows:
@@ -369,9 +393,10 @@ def read(conn, since, clock=time.monotonic):
     cursor = Cursor(high, gaps)
     prune_to = (hi - KEEP_ROWS if lo is not None and hi is not None
                 and hi - lo >= 2 * KEEP_ROWS else None)
+    full = since is not None and not since.gaps and len(found) >= BATCH
     if reload_all:
-        return Changes(cursor, None, prune_to)
-    return Changes(cursor, set(found.values()), prune_to)
+        return Changes(cursor, None, prune_to), full
+    return Changes(cursor, set(found.values()), prune_to), full
 
 
 def _needs_lowest(high, hi):

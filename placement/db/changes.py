@@ -379,8 +379,8 @@ def _read(conn, since, clock):
         # or its lowest gap) while the log has rows: the oldest is above
         # it, what the reader missed may have been pruned.
         behind = hi is not None and low is None
-        lo = (_lowest(conn) if behind or _needs_lowest(high, hi)
-              else None)
+        lo = (_lowest(conn) if behind
+              or _needs_lowest(high, max(found, default=high)) else None)
     reload_all = (
         since is None
         or (hi or 0) < high
@@ -399,11 +399,11 @@ def _read(conn, since, clock):
     return Changes(cursor, set(found.values()), prune_to), full
 
 
-def _needs_lowest(high, hi):
-    """Whether a reader at ``high`` that now sees ``hi`` as the newest
-    id should look at the log's length: when ``hi`` has passed a
-    multiple of ``KEEP_ROWS`` since."""
-    return hi is not None and hi // KEEP_ROWS > high // KEEP_ROWS
+def _needs_lowest(high, reached):
+    """Whether a reader moving from id ``high`` to ``reached`` should
+    look at the log's length: when it passes a multiple of
+    ``KEEP_ROWS`` (once per that many ids, however they are read)."""
+    return reached // KEEP_ROWS > high // KEEP_ROWS
 
 
 def _lowest(conn):

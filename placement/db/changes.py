@@ -60,8 +60,8 @@ Pruning: by readers, after a refresh
     (``prune_to``) and the reader deletes those older than the newest
     ``KEEP_ROWS`` (``prune``) in a short transaction of its own, and
     ignores a failure (another process pruning the same rows). A reader
-    looks at the log's length when it starts and each time the log's
-    newest id passes a multiple of ``KEEP_ROWS``, so the log holds at
+    looks at the log's length when it starts and each time its cursor
+    passes a multiple of ``KEEP_ROWS``, so the log holds at
     most about ``3 * KEEP_ROWS`` rows. A reader left behind the oldest
     row, or with a gap below it, reloads everything; so does one whose
     highest id is above the log's (another database, or a log recreated

@@ -64,6 +64,12 @@ delete
 usages
     ``--usages`` per second: ``GET /usages?project_id=<project>``.
 
+Before the first counted step each server gets ``--warm-up`` seconds of
+the first factor's traffic, reported but not counted. A server starting on a
+copied database (upstream, by default) was seen spending 5-6 times its
+later PostgreSQL CPU per request in its first 40 seconds, and failing
+its first step for a cost a running cloud does not pay.
+
 Each step runs ``--duration`` seconds per server, servers interleaved
 step by step (ours, upstream, ours, ...), with up to ``--clients`` tasks
 at once, all driven by one thread over non-blocking sockets
@@ -587,15 +593,18 @@ class Plan:
                          else min(self.high, factor))
 
 
-def run_step(cloud, factor, args, rng):
+def run_step(cloud, factor, args, rng, duration=None):
     """Send one step's traffic to ``cloud``'s server; its StepResult.
 
     One thread (``http_loop``) starts each task when it is due, or as
     soon as one of ``--clients`` task slots frees up (tasks wait in
     order, and their lag is counted from when they were due); at the end
     of the step plus ``--drain`` the tasks still waiting are dropped and
-    those started are finished.
+    those started are finished. The step lasts ``duration`` seconds
+    (default ``--duration``).
     """
+    if duration is not None:
+        args = argparse.Namespace(**dict(vars(args), duration=duration))
     cloud.recorder = recorder = Recorder()
     events = schedule(cloud.topology, args, factor, rng)
     task_rng = random.Random(rng.random())
@@ -799,6 +808,10 @@ def parser():
                         'first unsustained factor, per server')
     parser.add_argument('--duration', type=float, default=20.0,
                         help='seconds of traffic per step and server')
+    parser.add_argument('--warm-up', type=float, default=20.0,
+                        metavar='SECONDS',
+                        help='uncounted traffic at the first factor given '
+                        'to each server before its first step (0: none)')
     parser.add_argument('--drain', type=float, default=10.0)
     parser.add_argument('--lag', type=float, default=1.0,
                         help='latest start of a task after it was due (s)')
@@ -830,7 +843,7 @@ def main(argv=None):
         args.nodes, args.duration, args.drain = 20, 2.0, 5.0
         args.factors, args.period, args.clients = '1,4', 4.0, 8
         args.boots, args.migrations, args.usages = 2.0, 1.0, 2.0
-        args.inventory_changes, args.refine = 1.0, 0
+        args.inventory_changes, args.refine, args.warm_up = 1.0, 0, 1.0
     if args.deletes is None:
         args.deletes = args.boots
     try:
@@ -892,6 +905,15 @@ def _database_pid():
     return proc_cpu.listener_pid(port) if port else None
 
 
+def warm_up(cloud, args):
+    """Run ``--warm-up`` seconds of the first factor's traffic on
+    ``cloud`` and print it, outside the steps that count."""
+    result = run_step(cloud, args.factors[0], args,
+                      random.Random('%s-warm-up' % args.seed),
+                      duration=args.warm_up)
+    print('warm-up ' + step_line(result, len(cloud.label)), flush=True)
+
+
 def measure(targets, args, db_pid=None, loaded=None):
     """Load every server, then run the steps interleaved; 0 when every
     server sustained at least its first step.
@@ -915,6 +937,9 @@ def measure(targets, args, db_pid=None, loaded=None):
             load_cloud(cloud)
         else:
             cloud.instances = dict(loaded.get(cloud.label, loaded['ours']))
+    if args.warm_up > 0:
+        for cloud in clouds:
+            warm_up(cloud, args)
     plans = {cloud.label: Plan(args.factors, args.refine)
              for cloud in clouds}
     running = list(clouds)

@@ -55,7 +55,7 @@ def can_copy():
 
 def copy_database(source, target):
     """Make database ``target`` a copy of ``source`` (same server, nobody
-    writing to ``source``); return ``target``'s URL.
+    writing to ``source``).
 
     SQLite: the online backup API. PostgreSQL: ``CREATE DATABASE ...
     TEMPLATE``, which needs ``source`` to have no sessions at all.
@@ -66,7 +66,7 @@ def copy_database(source, target):
         with contextlib.closing(sqlite3.connect(source_url.database)) as src, \
                 contextlib.closing(sqlite3.connect(target_path)) as dst:
             src.backup(dst)
-        return target
+        return
     if source_url.get_backend_name() != 'postgresql':
         raise ValueError('no database copy on %s'
                          % source_url.get_backend_name())
@@ -81,7 +81,6 @@ def copy_database(source, target):
                 target_url.database, source_url.database)))
     finally:
         admin.dispose()
-    return target
 
 
 def check_same_cloud(ours_url, theirs_url):

@@ -185,10 +185,11 @@ class Database:
             event.listen(self.engine, 'connect', prepared.serve_prepared)
         if self.marks_ended:
             event.listen(self.engine, 'reset', _reset_on_return)
-        # SQLite readers run on the pooled driver connection until they
-        # need more (ReaderConnection); SQLAlchemy's statement log (echo)
-        # needs its Connection throughout.
-        self.light_reads = self.dialect == 'sqlite' and not echo
+        # SQLite and psycopg2 readers run on the pooled driver connection
+        # until they need more (ReaderConnection); SQLAlchemy's statement
+        # log (echo) needs its Connection throughout.
+        self.light_reads = (self.dialect == 'sqlite' or self.psycopg2) \
+            and not echo
         if self.dialect == 'sqlite':
             self._configure_sqlite(sqlite_synchronous)
         elif self.dialect == 'mysql':
@@ -435,9 +436,10 @@ class _Transaction(_Held):
 
 
 class ReaderConnection:
-    """``ctx.conn`` of an SQLite reader: the pooled driver connection in a
-    transaction begun on its own cursor, standing in for a SQLAlchemy
-    Connection.
+    """``ctx.conn`` of a reader on SQLite or psycopg2: the pooled driver
+    connection, standing in for a SQLAlchemy Connection; on SQLite in a
+    transaction begun on its own cursor, on psycopg2 in autocommit (as
+    ``_Transaction`` runs PostgreSQL readers, see ``Database.transaction``).
 
     An SQLAlchemy Connection with its transaction cost about 25 us of
     every request's CPU (the connection object, its events, the
@@ -449,7 +451,8 @@ class ReaderConnection:
     behaves as the Connection would have from then on.
     """
 
-    __slots__ = ('engine', 'dialect', 'connection', '_full', '_begun')
+    __slots__ = ('engine', 'dialect', 'connection', '_full', '_begun',
+                 '_autocommit')
 
     def __init__(self, engine, fairy):
         self.engine = engine
@@ -458,9 +461,13 @@ class ReaderConnection:
         self.connection = fairy
         self._full = None
         self._begun = False
+        #: The psycopg2 connection put in autocommit, to take it out.
+        self._autocommit = None
 
     @classmethod
-    def begin(cls, engine):
+    def begin(cls, engine, autocommit=False):
+        """A reader on a pooled connection: in a transaction begun on
+        its cursor, or with ``autocommit`` in psycopg2's autocommit."""
         try:
             fairy = engine.raw_connection()
         except engine.dialect.loaded_dbapi.Error:
@@ -469,19 +476,37 @@ class ReaderConnection:
             conn._full = engine.connect()
             conn.connection = conn._full.connection
             try:
+                if autocommit:
+                    conn._enter_autocommit()
                 conn._full.begin()
             except BaseException:
+                conn._leave_autocommit()
                 conn._full.close()
                 raise
             return conn
         conn = cls(engine, fairy)
         try:
-            prepared.execute(conn, 'BEGIN')
-            conn._begun = True
+            if autocommit:
+                conn._enter_autocommit()
+            else:
+                prepared.execute(conn, 'BEGIN')
+                conn._begun = True
         except BaseException:
             conn.end(*sys.exc_info())
             raise
         return conn
+
+    def _enter_autocommit(self):
+        # A flag of the client, set and cleared without a round trip.
+        dbapi_conn = self.connection.dbapi_connection
+        dbapi_conn.autocommit = True
+        self._autocommit = dbapi_conn
+
+    def _leave_autocommit(self):
+        dbapi_conn, self._autocommit = self._autocommit, None
+        # A lost connection is discarded, not returned to the pool.
+        if dbapi_conn is not None and not dbapi_conn.closed:
+            dbapi_conn.autocommit = False
 
     def full(self):
         """The SQLAlchemy Connection, created on first use."""
@@ -509,7 +534,9 @@ class ReaderConnection:
         if full is None:
             dbapi_conn = self.connection.dbapi_connection
             try:
-                if exc_info[0] is None:
+                if self._autocommit is not None:
+                    pass  # nothing to end
+                elif exc_info[0] is None:
                     dbapi_conn.commit()
                 else:
                     dbapi_conn.rollback()
@@ -523,16 +550,24 @@ class ReaderConnection:
                         exc, None, None, None, None)
             finally:
                 if self._full is None:
+                    if self._autocommit is not None and dbapi_conn.closed:
+                        # Lost after the last statement: discarded, as
+                        # the pool would after failing to reset it.
+                        self.connection.invalidate()
+                    self._leave_autocommit()
                     self.connection.close()
             return
         with full:
-            transaction = full.get_transaction()
-            if transaction is not None:
-                transaction.__exit__(*exc_info)
+            try:
+                transaction = full.get_transaction()
+                if transaction is not None:
+                    transaction.__exit__(*exc_info)
+            finally:
+                self._leave_autocommit()
 
 
 class _LightRead(_Held):
-    """``Database.transaction`` of a reader on SQLite: a
+    """``Database.transaction`` of a reader on SQLite or psycopg2: a
     ReaderConnection."""
 
     __slots__ = ('_conn',)
@@ -541,7 +576,8 @@ class _LightRead(_Held):
         self._db = db
 
     def _open(self):
-        self._conn = ReaderConnection.begin(self._db.engine)
+        self._conn = ReaderConnection.begin(self._db.engine,
+                                            autocommit=self._db.psycopg2)
         return self._conn
 
     def _close(self, *exc_info):

@@ -58,10 +58,26 @@ Reading: ids, with the gaps below the highest one seen
 Pruning: by readers, after a refresh
     When the log holds more than ``2 * KEEP_ROWS`` rows, ``read`` says so
     (``prune_to``) and the reader deletes those older than the newest
-    ``KEEP_ROWS`` (``prune``) in a short transaction of its own, and ignores a failure (another process pruning the same
-    rows). A reader left behind the oldest row, or with a gap below it,
-    reloads everything; so does one whose highest id is above the log's
-    (another database, or a log recreated by a downgrade and upgrade).
+    ``KEEP_ROWS`` (``prune``) in a short transaction of its own, and
+    ignores a failure (another process pruning the same rows). A reader
+    looks at the log's length when it starts and each time its cursor
+    passes a multiple of ``KEEP_ROWS``, so the log holds at
+    most about ``3 * KEEP_ROWS`` rows. A reader left behind the oldest
+    row, or with a gap below it, reloads everything; so does one whose
+    highest id is above the log's (another database, or a log recreated
+    by a downgrade and upgrade).
+
+Reading cheaply on a large cloud
+    The frequent read (one per listing or candidates request) never asks
+    for the log's oldest id: after a prune, until VACUUM, ``min(id)``
+    walks the index entries of every deleted row (tens of thousands on a
+    large cloud). It asks instead for the newest id at or below the
+    reader's position, found at once, which tells the same thing (the
+    log still holds what the reader needs). And it returns at most
+    ``BATCH`` rows (the reader asks again while it gets that many), so
+    that PostgreSQL plans the prepared statement once: with ``id > $1``
+    unbounded it guesses a third of the log and, on a long log, plans
+    again at every execution.
 """
 
 import collections
@@ -235,27 +251,40 @@ def _snapshot_bound(conn, which):
             sa.func.pg_current_snapshot()), sa.Text), sa.BigInteger)
 
 
-def _statement(conn, where):
-    """One row of bounds (lowest and highest id, snapshot xmin and xmax),
-    then the rows ``where`` selects, in one statement (one snapshot). Each
-    bound is a subquery of its own and the rows a plain range, so that
-    every database answers from the primary key alone."""
-    lowest = sa.select(sa.func.min(_LOG.c.id)).scalar_subquery()
+def _statement(conn, where, low, limit=None):
+    """One row of bounds (``low``: the lowest id, or the newest at or
+    below the reader's position; the highest id; snapshot xmin and
+    xmax), then the rows ``where`` selects (the first ``limit`` of them
+    by id when given), in one statement (one snapshot). Each bound is a
+    subquery of its own and the rows a plain range, so that every
+    database answers from the primary key alone."""
     highest = sa.select(sa.func.max(_LOG.c.id)).scalar_subquery()
     bigint = sa.BigInteger()
     bounds = sa.select(
         sa.literal(1).label('kind'),
-        sa.cast(lowest, bigint).label('a'),
+        sa.cast(low, bigint).label('a'),
         sa.cast(highest, bigint).label('b'),
         _snapshot_bound(conn, 'xmin').label('c'),
         _snapshot_bound(conn, 'xmax').label('d'))
+    logged = sa.select(_LOG.c.id,
+                       sa.cast(_LOG.c.resource_provider_id, bigint)
+                       .label('provider')).where(where)
+    if limit is not None:
+        # A literal, not a parameter: the plan is made knowing it.
+        logged = logged.order_by(_LOG.c.id).limit(
+            sa.literal_column(str(int(limit))))
+    logged = logged.subquery()
     rows = sa.select(
-        sa.literal(2), _LOG.c.id, sa.cast(_LOG.c.resource_provider_id, bigint),
-        sa.cast(sa.null(), bigint), sa.cast(sa.null(), bigint)).where(where)
+        sa.literal(2), logged.c.id, logged.c.provider,
+        sa.cast(sa.null(), bigint), sa.cast(sa.null(), bigint))
     return sa.union_all(bounds, rows)
 
 
+#: Rows the frequent read (no gaps) returns at most per statement.
+BATCH = 100
+
 _HIGH = sa.bindparam('high', type_=sa.BigInteger)
+_FLOOR = sa.bindparam('floor', type_=sa.BigInteger)
 _GAPS = sa.bindparam('gaps', expanding=True, type_=sa.BigInteger)
 _WHERE = {
     # Starting afresh: the newest START_WINDOW ids.
@@ -265,6 +294,15 @@ _WHERE = {
     'after': lambda: _LOG.c.id > _HIGH,
     'gaps': lambda: sa.or_(_LOG.c.id > _HIGH, _LOG.c.id.in_(_GAPS)),
 }
+_LIMIT = {'after': BATCH}
+_LOWEST = (lambda: sa.select(sa.func.min(_LOG.c.id)).scalar_subquery())
+#: The ``low`` bound each kind reads (see the module docstring).
+_LOW = {
+    'start': _LOWEST,
+    'after': lambda: sa.select(sa.func.max(_LOG.c.id))
+    .where(_LOG.c.id <= _FLOOR).scalar_subquery(),
+}
+_LOW['gaps'] = _LOW['after']
 _STATEMENTS = {}
 
 
@@ -274,7 +312,8 @@ def _cached(conn, kind):
     key = (conn.dialect.name, kind)
     stmt = _STATEMENTS.get(key)
     if stmt is None:
-        stmt = _STATEMENTS[key] = _statement(conn, _WHERE[kind]())
+        stmt = _STATEMENTS[key] = _statement(conn, _WHERE[kind](),
+                                             _LOW[kind](), _LIMIT.get(kind))
     return stmt
 
 
@@ -291,44 +330,85 @@ def _prepared(conn, kind):
 
 def read(conn, since, clock=time.monotonic):
     """``Changes(cursor, provider_ids)`` since the Cursor ``since`` (None:
-    the caller has nothing yet), in one statement."""
+    the caller has nothing yet), usually in one statement: one more when
+    the oldest id is needed too (see ``_needs_lowest``), and one more
+    per ``BATCH`` rows beyond the first."""
+    found, full = _read(conn, since, clock)
+    while full:
+        more, full = _read(conn, found.version, clock)
+        found = Changes(
+            more.version,
+            None if found.provider_ids is None or more.provider_ids is None
+            else found.provider_ids | more.provider_ids,
+            found.prune_to if more.prune_to is None else more.prune_to)
+    return found
+
+
+def _read(conn, since, clock):
+    """``read`` in one statement: (Changes, whether the statement
+    returned as many rows as it may, so that more may follow)."""
     if since is None:
         high, gaps = 0, ()
         rows = _prepared(conn, 'start').rows(conn)
     else:
         high, gaps = since
+        floor = min([high + 1] + [gap.id for gap in gaps])
         if gaps:
             rows = conn.execute(_cached(conn, 'gaps'), {
-                'high': high, 'gaps': [gap.id for gap in gaps]}).all()
+                'high': high, 'floor': floor,
+                'gaps': [gap.id for gap in gaps]}).all()
         else:
-            rows = _prepared(conn, 'after').rows(conn, high=high)
-    lo = hi = xmin = xmax = None
+            rows = _prepared(conn, 'after').rows(conn, high=high,
+                                                 floor=floor)
+    low = hi = xmin = xmax = None
     found = {}
     for kind, a, b, c, d in rows:
         if kind == 1:
-            lo, hi, xmin, xmax = a, b, c, d
+            low, hi, xmin, xmax = a, b, c, d
         else:
             found[a] = b
     if since is None:
+        lo = low
         # Starting afresh: what the window holds is in the full load;
         # the ids it lacks may still be committed.
         high = max((hi or 0) - START_WINDOW, (lo or 1) - 1, 0)
         found = {id_: rp for id_, rp in found.items() if id_ > high}
+        behind = False
+    else:
+        # No row at or below the reader's position (its highest id + 1,
+        # or its lowest gap) while the log has rows: the oldest is above
+        # it, what the reader missed may have been pruned.
+        behind = hi is not None and low is None
+        lo = (_lowest(conn) if behind
+              or _needs_lowest(high, max(found, default=high)) else None)
     reload_all = (
         since is None
         or (hi or 0) < high
-        or (lo is not None and lo > min([high + 1] + [g.id for g in gaps]))
+        or behind
         or None in found.values())
     high, gaps = _advance(high, gaps, found, clock(), xmin, xmax)
     if lo is not None:
         # Ids below the oldest row were pruned: they cannot appear now.
         gaps = tuple(gap for gap in gaps if gap.id >= lo)
     cursor = Cursor(high, gaps)
-    prune_to = (hi - KEEP_ROWS if lo is not None
+    prune_to = (hi - KEEP_ROWS if lo is not None and hi is not None
                 and hi - lo >= 2 * KEEP_ROWS else None)
+    full = since is not None and not since.gaps and len(found) >= BATCH
     if reload_all:
-        return Changes(cursor, None, prune_to)
-    return Changes(cursor, set(found.values()), prune_to)
+        return Changes(cursor, None, prune_to), full
+    return Changes(cursor, set(found.values()), prune_to), full
+
+
+def _needs_lowest(high, reached):
+    """Whether a reader moving from id ``high`` to ``reached`` should
+    look at the log's length: when it passes a multiple of
+    ``KEEP_ROWS`` (once per that many ids, however they are read)."""
+    return reached // KEEP_ROWS > high // KEEP_ROWS
+
+
+def _lowest(conn):
+    """The log's oldest id (None: empty)."""
+    return conn.execute(sa.select(sa.func.min(_LOG.c.id))).scalar()
 
 
 def _advance(high, gaps, found, now, xmin, xmax):

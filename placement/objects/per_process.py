@@ -2,6 +2,7 @@
 rows provider listings show), and kept up to date by the change log."""
 
 import os
+import random
 import threading
 import time
 import weakref
@@ -29,12 +30,25 @@ class PerDatabase:
         return found
 
 
+#: Share of ``max_age`` by which a follower's periodic whole load may
+#: come early (drawn at random after every whole load).
+SPREAD = 0.25
+
+
 class LogFollower:
     """State kept up to date from the provider change log
     (``placement.db.changes``): ``refresh`` loads it whole on first use,
     when the log says everything may have changed (or no longer holds
-    what the follower missed), and every ``max_age`` seconds; otherwise
-    it loads again only the providers logged since the last refresh.
+    what the follower missed), and at least every ``max_age`` seconds;
+    otherwise it loads again only the providers logged since the last
+    refresh.
+
+    The periodic whole load comes after a random time between
+    ``(1 - SPREAD) * max_age`` and ``max_age``: on a large cloud it keeps
+    a worker busy for a good part of a second (10,000 hosts: a quarter
+    of a second), and workers started together, which load on their
+    first requests, would otherwise all reload at the same moment every
+    ``max_age`` and leave no worker to answer meanwhile.
 
     Subclasses define ``max_age``, ``load_all(conn)`` and
     ``load_changed(conn, provider_ids)``.
@@ -46,6 +60,7 @@ class LogFollower:
         self.lock = threading.Lock()
         self.version = None
         self.loaded_at = None
+        self.reload_after = None
 
     def refresh(self, conn, clock=time.monotonic, reads=None):
         """Bring the state up to date with what ``conn`` sees.
@@ -68,10 +83,12 @@ class LogFollower:
                     reads[self.version] = log
             now = clock()
             full = (log.provider_ids is None or self.loaded_at is None
-                    or now - self.loaded_at > self.max_age)
+                    or now - self.loaded_at > self.reload_after)
             if full:
                 self.load_all(conn)
                 self.loaded_at = now
+                self.reload_after = self.max_age * (
+                    1 - SPREAD * random.random())
             elif log.provider_ids:
                 self.load_changed(conn, log.provider_ids)
         except BaseException:

@@ -498,24 +498,40 @@ def _matching(ctx, required, member_of, resources, reads=None):
         if required:
             among = _carrying(ctx, index, required)
         if member_of:
-            members = _members(ctx, index, member_of)
-            if members is None:
+            among = _members(ctx, index, member_of, among)
+            if among is None:
                 return frozenset()
-            among = members if among is None else among & members
         if resources:
             among = _with_room_for(ctx, index, resources, among)
         return frozenset(among)
 
 
-def _every(index, terms, forbidden, holders):
-    """Providers holding one of each term's ids and none of
-    ``forbidden``, from ``holders`` ({id: providers})."""
-    found = None
+_NONE = frozenset()
+
+
+def _every(index, terms, forbidden, holders, among=None):
+    """Providers (of ``among``, a set, when given) holding one of each
+    term's ids and none of ``forbidden``, from ``holders`` ({id:
+    providers}).
+
+    Narrowed from the smaller side: an aggregate of a large cloud holds
+    thousands of hosts, and the sharing providers a compute node asks
+    for (``member_of`` and a trait) are a few of them, so copying the
+    aggregate's members first would cost a copy per request that grows
+    with the cloud."""
+    found = among
     for term in terms:
-        having = set().union(*(holders.get(i, ()) for i in term))
-        found = having if found is None else found & having
+        groups = [holders.get(i, _NONE) for i in term]
+        if found is None:
+            found = set().union(*groups)
+        elif len(groups) == 1:
+            found = found & groups[0]
+        else:
+            found = {p for p in found if any(p in g for g in groups)}
     if found is None:
         found = set(index.uuid)
+    elif found is among:
+        found = set(among)  # the caller's set stays as it was
     found.difference_update(*(holders.get(i, ()) for i in forbidden))
     return found
 
@@ -534,8 +550,9 @@ def _carrying(ctx, index, required):
                   index.with_trait)
 
 
-def _members(ctx, index, member_of):
-    """None when some term names only unknown aggregates."""
+def _members(ctx, index, member_of, among=None):
+    """Those of ``among`` (None: every provider) in ``member_of``; None
+    when some term names only unknown aggregates."""
     found = index.aggregate_ids(
         ctx.conn, sorted(set().union(*member_of.terms, member_of.forbidden)))
     terms = [{found[uuid] for uuid in term if uuid in found}
@@ -543,7 +560,8 @@ def _members(ctx, index, member_of):
     if not all(terms):
         return None
     return _every(index, terms, {found[uuid] for uuid in member_of.forbidden
-                                 if uuid in found}, index.in_aggregate)
+                                 if uuid in found}, index.in_aggregate,
+                  among)
 
 
 def _with_room_for(ctx, index, resources, among):

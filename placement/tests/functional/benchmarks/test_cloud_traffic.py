@@ -19,6 +19,9 @@ def test_quick_run_reports_every_endpoint(tmp_path_factory, capsys):
                      r'CPU/req server ([\d.]+) ms .*sustained$', out, re.M)
     assert step, out
     assert step.group(1) == '0' and step.group(2) == '0', out
+    # The warm-up ran first, at the first factor, and is not a step.
+    assert out.index('warm-up x1 ') < step.start(), out
+    assert len(re.findall(r'^x1 +ours ', out, re.M)) == 1, out
     assert float(step.group(3)) > 0
     endpoints = set(re.findall(r'^    ([A-Z]+ [a-z_]+) +n +\d+', out, re.M))
     assert endpoints >= {

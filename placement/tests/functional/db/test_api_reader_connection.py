@@ -1,5 +1,8 @@
-"""SQLite readers on the pooled driver connection (``ReaderConnection``)
-answer and fail as readers on a SQLAlchemy Connection do."""
+"""Readers on the pooled driver connection (``ReaderConnection``), on
+SQLite and on PostgreSQL through psycopg2 (in the PostgreSQL pass), answer
+and fail as readers on a SQLAlchemy Connection do."""
+
+import logging
 
 import pytest
 import sqlalchemy as sa
@@ -9,16 +12,25 @@ from placement import context
 from placement import exception
 from placement.db import api as db_api
 from placement.db import prepared
+from placement.tests import fixtures
 
 _T = sa.Table('t', sa.MetaData(), sa.Column('v', sa.Integer))
 _VALUES = prepared.Prepared(sa.select(_T.c.v).order_by(_T.c.v))
 
 
-@pytest.fixture(params=['memory', 'file'])
+def _url(kind, tmp_path):
+    if kind == 'memory':
+        return 'sqlite://'
+    if kind == 'file':
+        return 'sqlite:///%s' % (tmp_path / 'reader.sqlite')
+    if fixtures.backend_name() != 'postgresql':
+        pytest.skip('the PostgreSQL pass only')
+    return fixtures.create_server_database(fixtures.server_url(), 'reader')
+
+
+@pytest.fixture(params=['memory', 'file', 'postgresql'])
 def db(request, tmp_path):
-    url = ('sqlite://' if request.param == 'memory'
-           else 'sqlite:///%s' % (tmp_path / 'reader.sqlite'))
-    database = db_api.Database(url)
+    database = db_api.Database(_url(request.param, tmp_path))
     with database.transaction(write=True) as conn:
         conn.exec_driver_sql('CREATE TABLE t (v INTEGER)')
         conn.exec_driver_sql('INSERT INTO t VALUES (1), (2)')
@@ -35,7 +47,12 @@ def _assert_nothing_left_behind(db):
     if not db.in_memory:  # a static pool does not count
         assert db.engine.pool.checkedout() == 0
     with db.engine.connect() as conn:
-        assert not conn.connection.dbapi_connection.in_transaction
+        dbapi_conn = conn.connection.dbapi_connection
+        if db.psycopg2:
+            assert dbapi_conn.autocommit is False
+            assert dbapi_conn.status == 1  # psycopg2's STATUS_READY
+        else:
+            assert not dbapi_conn.in_transaction
         assert db_api._BEGUN not in conn.connection.info
 
 
@@ -54,27 +71,45 @@ def test_a_reader_answers_as_a_connection_does(db):
     _assert_nothing_left_behind(db)
 
 
-@pytest.mark.parametrize('upgraded', [False, True])
-def test_a_reader_keeps_one_snapshot(db, upgraded):
-    if db.in_memory:
-        pytest.skip('one connection: no concurrent writer')
+def _snapshots(db, upgraded):
+    """What a reader sees before and after a row committed by another
+    connection during it, then what the next reader sees."""
     other = sa.create_engine(db.url)
+    seen = []
     try:
         with db.transaction(write=False) as conn:
-            assert [row[0] for row in _VALUES.rows(conn)] == [1, 2]
+            seen.append([row[0] for row in _VALUES.rows(conn)])
             with other.begin() as writer:
                 writer.exec_driver_sql('INSERT INTO t VALUES (3)')
-            # The transaction begun on the driver holds its snapshot, as
-            # the Connection that takes it over does (a second BEGIN
-            # would fail, none would see the new row).
-            assert [row[0] for row in _VALUES.rows(conn)] == [1, 2]
+            seen.append([row[0] for row in _VALUES.rows(conn)])
             if upgraded:
-                assert _values(conn) == [1, 2]
+                seen.append(_values(conn))
         with db.transaction(write=False) as conn:
-            assert [row[0] for row in _VALUES.rows(conn)] == [1, 2, 3]
+            seen.append([row[0] for row in _VALUES.rows(conn)])
+        with db.transaction(write=True) as conn:
+            conn.exec_driver_sql('DELETE FROM t WHERE v = 3')
     finally:
         other.dispose()
+    return seen
+
+
+@pytest.mark.parametrize('upgraded', [False, True])
+def test_a_reader_sees_what_a_connection_sees(db, upgraded):
+    if db.in_memory:
+        pytest.skip('one connection: no concurrent writer')
+    seen = _snapshots(db, upgraded)
     _assert_nothing_left_behind(db)
+    db.light_reads = False
+    assert _snapshots(db, upgraded) == seen
+    if db.psycopg2:
+        # Every statement its own snapshot (READ COMMITTED, autocommit).
+        assert seen[1:] == [[1, 2, 3]] * (len(seen) - 1)
+    else:
+        # The transaction begun on the driver holds its snapshot, as
+        # the Connection that takes it over does (a second BEGIN would
+        # fail, none would see the new row).
+        assert seen[:-1] == [[1, 2]] * (len(seen) - 1)
+        assert seen[-1] == [1, 2, 3]
 
 
 @pytest.mark.parametrize('upgraded', [False, True])
@@ -93,17 +128,20 @@ def test_an_error_rolls_back_and_gives_the_connection_back(db, upgraded):
 def test_a_statement_error_is_wrapped_as_execute_wraps_it(db):
     broken = prepared.Prepared(sa.select(sa.column('missing')).select_from(
         sa.table('no_such_table')))
-    with pytest.raises(sa_exc.OperationalError) as caught:
+    expected = (sa_exc.ProgrammingError if db.psycopg2
+                else sa_exc.OperationalError)
+    with pytest.raises(expected) as caught:
         with db.transaction(write=False) as conn:
             broken.rows(conn)
     assert not caught.value.connection_invalidated
     _assert_nothing_left_behind(db)
 
 
+@pytest.mark.parametrize('kind', ['file', 'postgresql'])
 @pytest.mark.parametrize('when', ['before a statement', 'before commit'])
-def test_a_lost_connection_is_invalidated_and_the_reader_rerun(tmp_path,
-                                                               when):
-    db = db_api.Database('sqlite:///%s' % (tmp_path / 'lost.sqlite'))
+def test_a_lost_connection_is_invalidated_and_the_reader_rerun(
+        tmp_path, caplog, when, kind):
+    db = db_api.Database(_url(kind, tmp_path))
     try:
         with db.transaction(write=True) as conn:
             conn.exec_driver_sql('CREATE TABLE t (v INTEGER)')
@@ -121,8 +159,15 @@ def test_a_lost_connection_is_invalidated_and_the_reader_rerun(tmp_path,
             return rows
 
         assert read(context.AdminContext(db)) == [(1,)]
-        assert len(attempts) == 2
+        if db.psycopg2 and when == 'before commit':
+            # Nothing to commit in autocommit: the rows read stand, and
+            # the connection is discarded, not handed back.
+            assert len(attempts) == 1
+        else:
+            assert len(attempts) == 2
         _assert_nothing_left_behind(db)
+        # The pool had no connection to reset, so nothing to complain of.
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     finally:
         db.dispose()
 

@@ -19,6 +19,7 @@ from placement import context
 from placement.db import api as db_api
 from placement.db import changes
 from placement.db import data_migrations
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import aggregate as aggregate_obj
@@ -529,6 +530,92 @@ def test_the_index_prunes_the_log_when_due(ctx, monkeypatch):
         index.refresh(conn)
     assert _log_rows(ctx, 0) == [5, 6]
     assert index.version.high == ids[-1]
+
+
+def test_a_reader_looks_at_the_log_length_once_per_keep_rows(
+        ctx, monkeypatch):
+    """The frequent read does not ask for the oldest id (see the module
+    docstring): a long log is noticed when its newest id passes a
+    multiple of KEEP_ROWS."""
+    monkeypatch.setattr(changes, 'KEEP_ROWS', 10)
+    with ctx.db.transaction(write=True) as conn:
+        ids = _log_by_hand(conn, *range(1, 40))
+    below = ids[-1] // 10 * 10
+    # ``ids`` were taken in order, most likely consecutively; a reader
+    # past the last multiple of 10 does not look, one before it does.
+    assert _read(ctx, changes.Cursor(below, ())).prune_to is None
+    assert (_read(ctx, changes.Cursor(below - 1, ())).prune_to
+            == ids[-1] - 10)
+
+
+def test_a_long_read_comes_in_batches_that_add_up(ctx):
+    cursor = _cursor(ctx)
+    count = changes.BATCH * 2 + 50
+    with ctx.db.transaction(write=True) as conn:
+        ids = _log_by_hand(conn, *range(1, count + 1))
+    found = _read(ctx, cursor)
+    assert found.provider_ids == set(range(1, count + 1))
+    assert found.version.high == ids[-1]
+    assert _read(ctx, found.version).provider_ids == set()
+    # A batch that holds a NULL provider (reload everything) still
+    # leaves the reader at the end of the log.
+    with ctx.db.transaction(write=True) as conn:
+        ids = _log_by_hand(conn, None, *range(1, count + 1))
+    found = _read(ctx, found.version)
+    assert found.provider_ids is None
+    assert found.version.high == ids[-1]
+
+
+def _pg_explained(conn, stmt, values):
+    """(plan, buffers) of prepared ``stmt`` run with ``values``, after
+    the executions that make PostgreSQL choose its plan."""
+    compiled = stmt._for(conn.dialect)
+    for _ in range(8):
+        stmt.rows(conn, **values)
+    plan = conn.exec_driver_sql(
+        'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' + compiled.execute,
+        compiled.parameters(values)).scalar()[0]
+    generic = conn.exec_driver_sql(
+        'SELECT generic_plans FROM pg_prepared_statements WHERE name = %s',
+        (compiled.name,)).scalar()
+    top = plan['Plan']
+    return generic, top['Shared Hit Blocks'] + top['Shared Read Blocks']
+
+
+def test_the_frequent_read_is_cheap_on_a_long_just_pruned_log(ctx):
+    """On PostgreSQL, with a large cloud's log (50,000 rows) just pruned
+    and not yet vacuumed: the read without gaps is planned once (not at
+    every execution) and reads a few index pages (``min(id)`` would walk
+    the entries of every deleted row)."""
+    if ctx.db.dialect != 'postgresql':
+        pytest.skip('PostgreSQL plans and buffers')
+    log = tables.provider_change_log
+    with ctx.db.transaction(write=True) as conn:
+        first = conn.exec_driver_sql(
+            'INSERT INTO provider_change_log (resource_provider_id) '
+            'SELECT 1 FROM generate_series(1, 50000) RETURNING id'
+        ).scalars().all()
+    with ctx.db.engine.connect() as conn:
+        # As autovacuum would have: statistics of a long log.
+        conn.execution_options(isolation_level='AUTOCOMMIT').exec_driver_sql(
+            'ANALYZE provider_change_log')
+    with ctx.db.transaction(write=True) as conn:
+        changes.prune(conn, first[-100])
+    try:
+        with ctx.db.transaction(write=False) as conn:
+            if conn.connection.info.get(prepared._READY) is None:
+                pytest.skip('prepared statements are off')
+            high = first[-1]
+            generic, buffers = _pg_explained(
+                conn, changes._prepared(conn, 'after'),
+                {'high': high, 'floor': high + 1})
+            assert changes.read(conn, changes.Cursor(high, ())
+                                ).provider_ids == set()
+        assert generic > 0
+        assert buffers < 30
+    finally:
+        with ctx.db.transaction(write=True) as conn:
+            conn.execute(sa.delete(log).where(log.c.id >= first[0]))
 
 
 def test_emptying_the_test_database_is_logged(ctx, computes):

@@ -218,3 +218,21 @@ def test_a_step_paces_tasks_and_blames_the_server_it_waited_for():
     fast = _run_step(_SlowCloud(0.0), clients=4)
     assert fast.recorder.statuses['GET refresh'] == {200: 4}
     assert fast.why_not() is None
+
+
+def test_a_warm_up_runs_the_first_factor_for_its_own_duration(capsys):
+    cloud = _SlowCloud(0.0)
+    args = _args(period=1.0, duration=30.0, warm_up=1.0, factors=[1, 4],
+                 seed=1, boots=0.0, deletes=0.0, usages=0.0,
+                 token='admin', timeout=5.0, drain=5.0, clients=4,
+                 p99_bound=1000.0, lag=0.1, error_budget=0.0)
+    start = time.monotonic()
+    try:
+        cloud_traffic.warm_up(cloud, args)
+    finally:
+        cloud.listener.close()
+    # 1 s, not the 30 s of a step; x1 refreshes the 4 nodes once.
+    assert time.monotonic() - start < 10
+    out = capsys.readouterr().out
+    assert out.startswith('warm-up x1 '), out
+    assert 'achieved' in out and out.rstrip().endswith('sustained'), out

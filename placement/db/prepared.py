@@ -27,6 +27,9 @@ api-ref/behaviour-choices.rst, 'Prepared statements on PostgreSQL'.
 
 Only statements without expanding (``IN``) or literal-rendered
 parameters qualify; building one that has them fails at compile time.
+Besides SELECTs, an INSERT, UPDATE or DELETE with RETURNING qualifies
+(its rows are what it returns): the provider lock that bumps the
+generations of a write (``resource_provider.lock_and_bump``) is one.
 """
 
 import itertools
@@ -68,8 +71,12 @@ class _Compiled:
             key = bind.key if bind.required else None
             fixed = None if bind.required else bind.effective_value
             self.binds.append((name, key, fixed, processor))
+        # A SELECT's columns, or what an INSERT/UPDATE/DELETE returns.
+        columns = getattr(stmt, 'selected_columns', None)
+        if columns is None:
+            columns = stmt.exported_columns
         self.types = [column.type.dialect_impl(dialect)
-                      for column in stmt.selected_columns]
+                      for column in columns]
         self.dialect = dialect
         # Result processors depend on the driver's type codes, which the
         # first execution's cursor description gives.
@@ -132,7 +139,8 @@ def _server_type(kind, dialect):
 
 
 class Prepared:
-    """A Core SELECT to run with ``rows(conn, **values)``."""
+    """A Core SELECT (or DML with RETURNING) to run with
+    ``rows(conn, **values)``."""
 
     def __init__(self, stmt):
         self.stmt = stmt

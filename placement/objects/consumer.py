@@ -53,6 +53,9 @@ class Consumer:
     type_id: typing.Any
     generation: int
     created: bool
+    #: Created by this write already as the write leaves it (generation
+    #: 1, its project, user and type): ``bump_all`` has nothing to do.
+    final: bool = False
 
 
 def _read(ctx, column, others, values, every=False):
@@ -275,13 +278,16 @@ def prepare(ctx, uuid, project, user, generation=UNCHECKED,
 
 
 @db_api.writer
-def prepare_all(ctx, requests):
+def prepare_all(ctx, requests, writing=frozenset()):
     """``prepare`` every dict of keyword arguments in ``requests`` in one
     transaction (the caller's, when there is one), with a few statements
     for all of them.
 
     Generations are checked in request order: the first consumer whose
     generation is not the client's raises ConsumerGenerationMismatch.
+    The consumers of ``writing`` (uuids) are about to be written and
+    bumped: those created are created at generation 1 instead, ``final``
+    (see ``unfinal`` when the write stops short).
     """
     requests = [dict({'generation': UNCHECKED, 'consumer_type': UNCHANGED},
                      **request) for request in requests]
@@ -309,7 +315,8 @@ def prepare_all(ctx, requests):
             'user_id': users[request['user']],
             'consumer_type_id': (None if type_id is UNCHANGED
                                  else types[type_id]),
-            'generation': 0, 'created_at': db_api.utcnow()}
+            'generation': 1 if uuid in writing else 0,
+            'created_at': db_api.utcnow()}
     created, returned = _insert(ctx, new.values()) if new else (set(), {})
     stored.update(returned)
     unread = [uuid for uuid in new if uuid not in returned]
@@ -330,8 +337,24 @@ def prepare_all(ctx, requests):
             id=id_, uuid=uuid, project_id=projects[request['project']],
             user_id=users[request['user']],
             type_id=UNCHANGED if type_name is UNCHANGED else types[type_name],
-            generation=generation, created=uuid in created))
+            generation=generation, created=uuid in created,
+            final=uuid in created and uuid in writing))
     return consumers
+
+
+_UNFINAL = (sa.update(_CONSUMERS)
+            .where(_CONSUMERS.c.id.in_(sa.bindparam('ids', expanding=True)))
+            .values(generation=0))
+
+
+def unfinal(ctx, consumers):
+    """Give the ``final`` consumers of ``consumers`` the generation a
+    created consumer has before any write (0): for a write that commits
+    them without writing their allocations (see
+    api-ref/behaviour-choices.rst, 'Orphan consumers')."""
+    ids = sorted(consumer.id for consumer in consumers if consumer.final)
+    for chunk in batch.chunks(ids):
+        ctx.conn.execute(_UNFINAL, {'ids': chunk})
 
 
 def _bump_statement(with_type):
@@ -355,9 +378,12 @@ _BUMP = {False: _bump_statement(False), True: _bump_statement(True)}
 def bump_all(ctx, consumers):
     """Store each consumer's project/user/type and compare-and-set its
     generation, one statement per chunk of consumers sharing those values;
-    ConsumerGenerationConflict if another write won any of them."""
+    ConsumerGenerationConflict if another write won any of them. The
+    ``final`` ones are left alone: no other write can have seen them."""
     groups = collections.defaultdict(list)
     for consumer in consumers:
+        if consumer.final:
+            continue
         groups[consumer.project_id, consumer.user_id, consumer.type_id,
                consumer.generation].append(consumer.id)
     now = db_api.utcnow()

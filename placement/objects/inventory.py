@@ -224,8 +224,16 @@ def replace_all_by_uuid(ctx, uuid, records, generation, min_capacity):
     """``replace_all`` of the provider ``uuid``, found and locked by one
     statement in the write's own transaction (no read of the provider
     before it). ResourceProviderNotFound if there is none."""
-    rows = rp_obj.lock_uuids_and_ids(
-        ctx, [uuid] if db_api.storable(uuid) else [], [])
+    uuids = [uuid] if db_api.storable(uuid) else []
+    # The generation is bumped by the lock where the database can: a
+    # refused write rolls the bump back with the rest.
+    bumped = rp_obj.lock_and_bump(ctx, uuids, []) if uuids else None
+    if bumped is not None:
+        [(provider_id, (provider_uuid, current))] = bumped.items()
+        _replace_locked(ctx, _Locked(provider_id, provider_uuid), current,
+                        records, generation, min_capacity, bumped=True)
+        return current + 1
+    rows = rp_obj.lock_uuids_and_ids(ctx, uuids, [])
     if not rows:
         raise exception.ResourceProviderNotFound(uuid=uuid)
     [(provider_id, provider_uuid, current)] = rows
@@ -234,17 +242,16 @@ def replace_all_by_uuid(ctx, uuid, records, generation, min_capacity):
 
 
 def _replace_locked(ctx, provider, current, records, generation,
-                    min_capacity):
+                    min_capacity, bumped=False):
     """``replace_all`` once the provider is locked at generation
-    ``current``."""
+    ``current`` (and, ``bumped``, already moved to the next one)."""
     _check_generation(current, generation)
     ids = rc_obj.ids_by_name(ctx, list(records))
     records = {name: with_defaults(record)
                for name, record in records.items()}
     for name, record in records.items():
         check_capacity(provider.uuid, name, record, min_capacity)
-    existing = dict(ctx.conn.execute(
-        _EXISTING, {'provider': provider.id}).all())
+    existing = dict(_EXISTING.rows(ctx.conn, provider=provider.id))
     dropped = set(existing) - set(ids.values())
     in_use = _classes_in_use(ctx, provider.id, dropped)
     if in_use:
@@ -264,11 +271,15 @@ def _replace_locked(ctx, provider, current, records, generation,
                if ids[name] not in existing]
     if created:
         ctx.conn.execute(sa.insert(_INV), created)
+    if bumped:
+        return current + 1
     return rp_obj.increment_generation(ctx, provider.id, current)
 
 
-_EXISTING = (sa.select(_INV.c.resource_class_id, _INV.c.id)
-             .where(_INV.c.resource_provider_id == sa.bindparam('provider')))
+#: Prepared: every PUT of inventories reads it.
+_EXISTING = prepared.Prepared(
+    sa.select(_INV.c.resource_class_id, _INV.c.id)
+    .where(_INV.c.resource_provider_id == sa.bindparam('provider')))
 #: One inventory row's record replaced by id; executed once for all the
 #: rows a PUT replaces (bound parameters named apart from the columns).
 _UPDATE_BY_ID = (

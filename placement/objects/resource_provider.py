@@ -180,6 +180,89 @@ def lock_uuids_and_ids(ctx, uuids, ids):
         params).all()
 
 
+#: Most uuids, and most ids, that ``lock_and_bump`` binds one by one in
+#: a statement prepared per shape (see ``placement.db.prepared``): the
+#: writes of a cloud's daily traffic name one to three providers.
+_PREPARED_UP_TO = 3
+
+
+def _in(column, name, count):
+    """``column IN`` the expanding bound list ``name`` (``count`` None),
+    or ``count`` single bound parameters ``name0``, ``name1``..."""
+    if count is None:
+        return column.in_(sa.bindparam(name, expanding=True))
+    return column.in_([sa.bindparam('%s%d' % (name, index), type_=column.type)
+                       for index in range(count)])
+
+
+@functools.lru_cache(maxsize=None)
+def _lock_and_bump_statement(dialect, uuids, ids):
+    """``_lock_statement``'s locking read as the subquery of the UPDATE
+    that bumps the generations of the rows it locked, returning (id,
+    uuid, new generation). ``uuids``/``ids``: False for no such term,
+    None for an expanding list, else a number of single parameters (see
+    ``_in``). With uuids it changes nothing unless all of them exist
+    (``found``, the number of them)."""
+    locked = _RP.alias('locked')
+    terms = []
+    if uuids is not False:
+        terms.append(_in(locked.c.uuid, 'uuids', uuids))
+    if ids is not False:
+        terms.append(_in(locked.c.id, 'ids', ids))
+    selected = (sa.select(locked.c.id).where(sa.or_(*terms))
+                .order_by(locked.c.id))
+    if dialect != 'sqlite':
+        selected = selected.with_for_update()
+    where = [_RP.c.id.in_(selected)]
+    if uuids is not False:
+        named = _RP.alias('named')
+        where.append(
+            sa.select(sa.func.count()).select_from(named)
+            .where(_in(named.c.uuid, 'uuids', uuids)).scalar_subquery()
+            == sa.bindparam('found', type_=sa.Integer))
+    stmt = (sa.update(_RP).where(*where)
+            .values(generation=_RP.c.generation + 1,
+                    updated_at=sa.bindparam('now'))
+            .returning(_RP.c.id, _RP.c.uuid, _RP.c.generation))
+    if uuids is None or ids is None:
+        return stmt
+    return prepared.Prepared(stmt)
+
+
+def lock_and_bump(ctx, uuids, ids):
+    """Lock the providers with these uuids or ids as
+    ``lock_uuids_and_ids`` does and increment their generations, in one
+    statement: {id: (uuid, generation before)}. A write that bumps every
+    provider it locks saves the compare-and-set at its end, which the
+    lock makes certain to succeed. Up to ``_PREPARED_UP_TO`` of each,
+    the statement is prepared: planning its subqueries cost PostgreSQL
+    more than running them.
+
+    None, with nothing changed, where the database cannot return what an
+    UPDATE changed (MySQL) or when one of ``uuids`` does not exist: the
+    caller then locks and bumps apart, and reports the unknown one.
+    """
+    uuids, ids = sorted(set(uuids)), sorted(set(ids))
+    if not ctx.conn.dialect.update_returning or not (uuids or ids):
+        return None
+    params = {'now': db_api.utcnow(), 'found': len(uuids)}
+    if len(uuids) <= _PREPARED_UP_TO and len(ids) <= _PREPARED_UP_TO:
+        params.update(('uuids%d' % index, uuid)
+                      for index, uuid in enumerate(uuids))
+        params.update(('ids%d' % index, rp) for index, rp in enumerate(ids))
+        rows = _lock_and_bump_statement(
+            ctx.conn.dialect.name, len(uuids) if uuids else False,
+            len(ids) if ids else False).rows(ctx.conn, **params)
+    else:
+        params.update(uuids=uuids, ids=ids)
+        rows = ctx.conn.execute(_lock_and_bump_statement(
+            ctx.conn.dialect.name, None if uuids else False,
+            None if ids else False), params).all()
+    if not rows:
+        return None
+    return {rp: (uuid, generation - 1) for rp, uuid, generation in rows}
+
+
 _INCREMENT = (
     sa.update(_RP)
     .where(_RP.c.id == sa.bindparam('provider'),

@@ -23,6 +23,7 @@ from placement import conf as placement_conf
 from placement import context
 from placement.db import api as db_api
 from placement.db import migration
+from placement.db import prepared
 from placement.db import tables
 from placement import deploy
 
@@ -200,17 +201,25 @@ def call_as_admin(app, method, path, body=None):
     return req.get_response(app)
 
 
-def statements_sent(ctx, fn, *args):
+def statements_sent(ctx, fn, *args, prepared_too=False):
     """The statements ``fn(*args)`` sends through SQLAlchemy, whitespace
-    folded (reads run on the driver's cursor by ``placement.db.prepared``
-    are not among them)."""
+    folded; with ``prepared_too``, those run on the driver's cursor by
+    ``placement.db.prepared`` too, in order (their SQL as compiled)."""
     sent = []
 
     def seen(_conn, _cursor, statement, *_args):
         sent.append(' '.join(statement.split()))
+    rows = prepared.Prepared.rows
+
+    def prepared_rows(statement, conn, **values):
+        sent.append(' '.join(statement._for(conn.dialect).sql.split()))
+        return rows(statement, conn, **values)
     sa.event.listen(ctx.db.engine, 'before_cursor_execute', seen)
+    if prepared_too:
+        prepared.Prepared.rows = prepared_rows
     try:
         fn(*args)
     finally:
+        prepared.Prepared.rows = rows
         sa.event.remove(ctx.db.engine, 'before_cursor_execute', seen)
     return sent

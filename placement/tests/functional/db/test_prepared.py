@@ -64,6 +64,29 @@ def test_rows_equal_those_of_execute(db):
     assert created == datetime.datetime(2024, 2, 29, 23, 59, 58)
 
 
+def test_an_update_returns_what_it_changed(db):
+    """DML with RETURNING: its rows are those it returns, its bound
+    values (a datetime among them) processed as for a SELECT."""
+    bump = prepared.Prepared(
+        sa.update(_RP).where(_RP.c.name == sa.bindparam('name'))
+        .values(generation=_RP.c.generation + 1,
+                updated_at=sa.bindparam('now'))
+        .returning(_RP.c.uuid, _RP.c.generation, _RP.c.updated_at))
+    if not db.engine.dialect.update_returning:
+        pytest.skip('no UPDATE ... RETURNING on this database')
+    now = datetime.datetime(2025, 1, 2, 3, 4, 5)
+    with db.transaction(write=True) as conn:
+        _provider(conn, 'a' * 32, 'one')
+        _provider(conn, 'b' * 32, 'two')
+        assert bump.rows(conn, name='two', now=now) == [('b' * 32, 4, now)]
+        assert bump.rows(conn, name='three', now=now) == []
+    with db.transaction(write=False) as conn:
+        assert conn.execute(sa.select(_RP.c.name, _RP.c.generation,
+                                      _RP.c.updated_at)
+                            .order_by(_RP.c.name)).all() == [
+            ('one', 3, None), ('two', 4, now)]
+
+
 def test_a_missing_parameter_is_refused(db):
     with db.transaction(write=False) as conn:
         with pytest.raises(KeyError):

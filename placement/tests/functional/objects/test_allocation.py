@@ -64,13 +64,40 @@ def test_unknown_class_in_last_consumer_writes_nothing(ctx, provider):
     assert not any(_exists(ctx, c) for c in (first, last))
 
 
+def _generation(ctx, consumer):
+    with ctx.db.transaction(write=False) as conn:
+        return conn.execute(sa.select(tables.consumers.c.generation).where(
+            tables.consumers.c.uuid == consumer)).scalar_one()
+
+
 def test_unknown_provider_keeps_prepared_consumers(ctx, provider):
-    """See api-ref/behaviour-choices.rst, 'Orphan consumers'."""
+    """See api-ref/behaviour-choices.rst, 'Orphan consumers': kept at
+    generation 0, though a new consumer with allocations to write is
+    created at generation 1."""
     consumer = str(uuid.uuid4())
     with pytest.raises(exception.ResourceProviderNotFound):
         alloc_obj.write(ctx, [_request(consumer, {
             str(uuid.uuid4()): {'VCPU': 1}})], 0)
     assert _exists(ctx, consumer)
+    assert _generation(ctx, consumer) == 0
+
+
+def test_a_new_consumer_is_created_as_written(ctx, provider):
+    """No compare-and-set of a consumer this write created: it is
+    created at generation 1."""
+    consumer = str(uuid.uuid4())
+    sent = fixtures.statements_sent(
+        ctx, _write, ctx, provider, {consumer: 1}, prepared_too=True)
+    assert not [s for s in sent if s.startswith('UPDATE consumers')], sent
+    assert _generation(ctx, consumer) == 1
+    view = alloc_obj.get_by_consumer(ctx, consumer)
+    assert (view.generation, view.project_id, view.user_id) == (
+        1, 'proj', 'user')
+    # An existing consumer is still compared and set.
+    sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx, [_request(
+        consumer, {provider.uuid: {'VCPU': 2}}, generation=1)], 0, prepared_too=True)
+    assert len([s for s in sent if s.startswith('UPDATE consumers')]) == 1
+    assert _generation(ctx, consumer) == 2
 
 
 def test_generation_mismatch_prepares_nothing(ctx, provider):
@@ -84,16 +111,26 @@ def test_generation_mismatch_prepares_nothing(ctx, provider):
 
 
 def _losing_races(monkeypatch, losses):
-    """Make the first ``losses`` provider compare-and-sets fail."""
-    real = rp_obj.increment_generation
+    """Make the first ``losses`` writes find a provider changed under
+    them: where the lock bumps the generations, a provider deleted while
+    the write waited for it; elsewhere, a lost compare-and-set."""
     calls = []
 
-    def flaky(ctx, provider_id, expected):
-        calls.append(provider_id)
-        if len(calls) <= losses:
-            raise exception.ResourceProviderConcurrentUpdateDetected()
-        return real(ctx, provider_id, expected)
-    monkeypatch.setattr(rp_obj, 'increment_generation', flaky)
+    def flaky(real):
+        def losing(*args, **kwargs):
+            calls.append(args)
+            if len(calls) <= losses:
+                raise exception.ResourceProviderConcurrentUpdateDetected()
+            return real(*args, **kwargs)
+        return losing
+    monkeypatch.setattr(rp_obj, 'increment_generation',
+                        flaky(rp_obj.increment_generation))
+    lock_and_bump = rp_obj.lock_and_bump
+
+    def bumped_or_lost(ctx, uuids, ids):
+        found = lock_and_bump(ctx, uuids, ids)
+        return None if found is None else flaky(lambda *_: found)(ctx)
+    monkeypatch.setattr(rp_obj, 'lock_and_bump', bumped_or_lost)
     return calls
 
 
@@ -214,15 +251,98 @@ def test_providers_are_looked_up_once_per_write(ctx, provider):
     """The unknown-provider check, the lock and the generations the write
     bumps share one read of the providers."""
     sent = fixtures.statements_sent(
-        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
-    lookups = [s for s in sent if s.startswith('SELECT ')
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
+    lookups = [s for s in sent if s.startswith(('SELECT ', 'UPDATE '))
                and ' FROM resource_providers ' in s]
     assert len(lookups) == 1, sent
 
 
+def test_the_lock_bumps_the_generations_where_it_can(ctx, provider):
+    """The locking statement bumps the providers it locks: no
+    compare-and-set after it (MySQL cannot return updated rows)."""
+    sent = fixtures.statements_sent(
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
+    bumps = [s for s in sent if s.startswith('UPDATE resource_providers')]
+    assert len(bumps) == 1, sent
+    if ctx.db.engine.dialect.update_returning:
+        # SQLite's writer already holds the database's write lock.
+        if ctx.db.engine.dialect.name != 'sqlite':
+            assert ' FOR UPDATE' in bumps[0], bumps
+        assert not any(s.startswith('SELECT ') and 'FROM resource_providers '
+                       in s for s in sent), sent
+    assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
+        provider.generation + 1)
+
+
+@pytest.mark.parametrize('count', [1, 3, 4, 7])
+def test_the_bumping_lock_of_many_providers(ctx, count):
+    """Up to ``_PREPARED_UP_TO`` providers the bumping lock is a
+    prepared statement, above it one with an expanding list: both lock
+    and bump exactly the providers named, and check they all exist."""
+    providers = []
+    for index in range(count):
+        rp = rp_obj.create(ctx, str(uuid.uuid4()), 'node-%d' % index)
+        inv_obj.replace_all(ctx, rp, {'VCPU': {'total': 2}})
+        providers.append(rp_obj.get_by_uuid(ctx, rp.uuid))
+    bystander = rp_obj.create(ctx, str(uuid.uuid4()), 'bystander')
+    with pytest.raises(exception.ResourceProviderNotFound):
+        alloc_obj.write(ctx, [_request(str(uuid.uuid4()), dict(
+            {rp.uuid: {'VCPU': 1} for rp in providers},
+            **{str(uuid.uuid4()): {'VCPU': 1}}))], 0)
+    assert [rp_obj.get_by_uuid(ctx, rp.uuid).generation
+            for rp in providers] == [rp.generation for rp in providers]
+    alloc_obj.write(ctx, [_request(str(uuid.uuid4()), {
+        rp.uuid: {'VCPU': 1} for rp in providers})], 0)
+    assert [rp_obj.get_by_uuid(ctx, rp.uuid).generation
+            for rp in providers] == [rp.generation + 1 for rp in providers]
+    assert rp_obj.get_by_uuid(ctx, bystander.uuid).generation == (
+        bystander.generation)
+
+
+def test_an_unknown_provider_bumps_no_generation(ctx, provider):
+    """The lock that bumps changes nothing unless every provider named
+    exists: the consumers kept for the 400 are committed alone."""
+    consumer = str(uuid.uuid4())
+    with pytest.raises(exception.ResourceProviderNotFound):
+        alloc_obj.write(ctx, [_request(consumer, {
+            provider.uuid: {'VCPU': 1}, str(uuid.uuid4()): {'VCPU': 1}})],
+            0)
+    assert _exists(ctx, consumer)
+    assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
+        provider.generation)
+    assert inv_obj.usages(ctx, provider) == {'VCPU': 0}
+
+
+def test_a_provider_deleted_while_locking_is_a_race(ctx, provider,
+                                                    monkeypatch):
+    """A provider counted by the bumping lock but deleted before it got
+    its row (another transaction held it) rolls the attempt back as a
+    race; the retry then reports the provider unknown."""
+    if not ctx.db.engine.dialect.update_returning:
+        pytest.skip('the lock bumps only where UPDATE returns rows')
+    other = rp_obj.create(ctx, str(uuid.uuid4()), 'other')
+    real = rp_obj.lock_and_bump
+    seen = []
+
+    def gone_meanwhile(ctx_, uuids, ids):
+        found = real(ctx_, uuids, ids)
+        seen.append(found)
+        if len(seen) == 1:
+            found = {rp: row for rp, row in found.items() if rp != other.id}
+        return found
+    monkeypatch.setattr(rp_obj, 'lock_and_bump', gone_meanwhile)
+    consumer = str(uuid.uuid4())
+    with pytest.raises(exception.ResourceProviderConcurrentUpdateDetected):
+        alloc_obj.write(ctx, [_request(consumer, {
+            provider.uuid: {'VCPU': 1}, other.uuid: {}})], 0)
+    assert not _exists(ctx, consumer)
+    assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
+        provider.generation)
+
+
 def test_capacity_check_reads_inventories_and_usage_at_once(ctx, provider):
     sent = fixtures.statements_sent(
-        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
     reads = [s for s in sent if s.startswith('SELECT ') and (
         'WHERE inventories.resource_provider_id IN' in s
         or 'FROM allocations WHERE allocations.resource_provider_id IN' in s)]
@@ -231,19 +351,19 @@ def test_capacity_check_reads_inventories_and_usage_at_once(ctx, provider):
 
 #: Statements of a new consumer's allocations on one provider of a
 #: standard class (17 on SQLite before they were counted): the project,
-#: user and type ids with the consumer read, the consumer created, the
-#: provider locked, the consumer bumped, old rows deleted, capacity
-#: read, rows inserted, the provider bumped; SQLite adds its BEGIN.
+#: user and type ids with the consumer read, the consumer created (at
+#: its final generation), the provider locked and bumped, old rows
+#: deleted, capacity read, rows inserted; SQLite adds its BEGIN.
 #: MariaDB reads the names one table at a time and the consumer apart,
 #: and creates consumers without RETURNING: a savepoint around the
 #: insert and a second read.
-NEW_CONSUMER_STATEMENTS = {'sqlite': 9, 'postgresql': 8, 'mysql': 14}
+NEW_CONSUMER_STATEMENTS = {'sqlite': 7, 'postgresql': 6, 'mysql': 13}
 
 
 def test_new_consumer_write_statements(ctx, provider):
     _write(ctx, provider, {str(uuid.uuid4()): 1})  # the project and user
     sent = fixtures.statements_sent(
-        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1})
+        ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
     dialect = ctx.db.engine.dialect
     if dialect.name == 'mysql' and not dialect.delete_returning:
         pytest.skip('MySQL proper: no RETURNING')
@@ -259,7 +379,7 @@ def test_provider_generations_bumped_in_one_statement(ctx, provider):
               for rp in (provider, other)}
     sent = fixtures.statements_sent(
         ctx, alloc_obj.write, ctx, [_request(consumer, {
-            provider.uuid: {'VCPU': 1}, other.uuid: {'VCPU': 1}})], 0)
+            provider.uuid: {'VCPU': 1}, other.uuid: {'VCPU': 1}})], 0, prepared_too=True)
     bumps = [s for s in sent if s.startswith('UPDATE resource_providers')]
     assert len(bumps) == 1, sent
     assert {rp.uuid: rp_obj.get_by_uuid(ctx, rp.uuid).generation
@@ -283,7 +403,7 @@ def test_deleting_a_consumer_takes_two_statements(ctx, provider):
     consumer = str(uuid.uuid4())
     _write(ctx, provider, {consumer: 1})
     sent = fixtures.statements_sent(
-        ctx, alloc_obj.delete_by_consumer, ctx, consumer)
+        ctx, alloc_obj.delete_by_consumer, ctx, consumer, prepared_too=True)
     assert [s.split(' WHERE ')[0] for s in sent] == [
         'DELETE FROM allocations', 'DELETE FROM consumers'], sent
     assert alloc_obj.get_by_consumer(ctx, consumer).allocations == {}

@@ -133,11 +133,16 @@ def test_replace_by_uuid_finds_and_locks_the_provider_in_one_statement(
                'DISK_GB': {'total': 100, 'reserved': 1}}
     sent = fixtures.statements_sent(
         ctx, inv_obj.replace_all_by_uuid, ctx, provider.uuid, records,
-        provider.generation, 1)
-    reads = [s for s in sent if s.startswith('SELECT')
+        provider.generation, 1, prepared_too=True)
+    reads = [s for s in sent if s.startswith(('SELECT', 'UPDATE'))
              and 'FROM resource_providers' in s]
     assert len(reads) == 1, sent
-    assert len(sent) == 4, sent     # lock, existing rows, update, bump
+    if ctx.db.engine.dialect.update_returning:
+        # The lock bumps the generation: lock, existing rows, update.
+        assert reads[0].startswith('UPDATE resource_providers'), sent
+        assert len(sent) == 3, sent
+    else:
+        assert len(sent) == 4, sent     # lock, existing rows, update, bump
     assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
         provider.generation + 1)
     assert {i.resource_class: (i.total, i.reserved)
@@ -158,3 +163,13 @@ def test_replace_by_uuid_checks_the_generation(ctx, provider):
         inv_obj.replace_all_by_uuid(ctx, provider.uuid, {},
                                     provider.generation - 1, 1)
     assert len(inv_obj.get_all(ctx, provider)) == 3
+    # The bump the lock made is rolled back with the refused write.
+    assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
+        provider.generation)
+
+
+def test_replace_by_uuid_returns_the_new_generation(ctx, provider):
+    assert inv_obj.replace_all_by_uuid(
+        ctx, provider.uuid, {'VCPU': {'total': 4}}, provider.generation,
+        1) == provider.generation + 1 == rp_obj.get_by_uuid(
+            ctx, provider.uuid).generation

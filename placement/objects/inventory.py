@@ -230,9 +230,9 @@ def replace_all_by_uuid(ctx, uuid, records, generation, min_capacity):
     bumped = rp_obj.lock_and_bump(ctx, uuids, []) if uuids else None
     if bumped is not None:
         [(provider_id, (provider_uuid, current))] = bumped.items()
-        _replace_locked(ctx, _Locked(provider_id, provider_uuid), current,
-                        records, generation, min_capacity, bumped=True)
-        return current + 1
+        return _replace_locked(ctx, _Locked(provider_id, provider_uuid),
+                               current, records, generation, min_capacity,
+                               bumped=True)
     rows = rp_obj.lock_uuids_and_ids(ctx, uuids, [])
     if not rows:
         raise exception.ResourceProviderNotFound(uuid=uuid)

@@ -461,7 +461,7 @@ class ReaderConnection:
         self.connection = fairy
         self._full = None
         self._begun = False
-        #: The psycopg2 connection put in autocommit, to take it out.
+        #: ``_autocommit`` of the psycopg2 connection, while it is on.
         self._autocommit = None
 
     @classmethod
@@ -497,16 +497,13 @@ class ReaderConnection:
         return conn
 
     def _enter_autocommit(self):
-        # A flag of the client, set and cleared without a round trip.
-        dbapi_conn = self.connection.dbapi_connection
-        dbapi_conn.autocommit = True
-        self._autocommit = dbapi_conn
+        self._autocommit = _autocommit(self)
+        self._autocommit.__enter__()
 
     def _leave_autocommit(self):
-        dbapi_conn, self._autocommit = self._autocommit, None
-        # A lost connection is discarded, not returned to the pool.
-        if dbapi_conn is not None and not dbapi_conn.closed:
-            dbapi_conn.autocommit = False
+        block, self._autocommit = self._autocommit, None
+        if block is not None:
+            block.__exit__(None, None, None)
 
     def full(self):
         """The SQLAlchemy Connection, created on first use."""

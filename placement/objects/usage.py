@@ -81,14 +81,7 @@ def _by_type(with_user, kept):
     the rest of the statement.
     """
     source, where = _consumers(with_user)
-    type_id = _CONSUMERS.c.consumer_type_id
-    if kept == UNKNOWN:
-        where.append(type_id.is_(None))
-    elif kept not in (None, ALL):
-        where.append(type_id == sa.select(_TYPES.c.id).where(
-            _TYPES.c.name == sa.bindparam('consumer_type'))
-            .scalar_subquery())
-    rows = (sa.select(type_id.label('type_id'),
+    rows = (sa.select(_CONSUMERS.c.consumer_type_id.label('type_id'),
                       _CONSUMERS.c.id.label('consumer'),
                       _ALLOC.c.resource_class_id.label('rc'),
                       _ALLOC.c.used)
@@ -107,12 +100,19 @@ def _by_type(with_user, kept):
         .select_from(rows).group_by(*groups).having(consumers > 0)
     ).subquery()
     named = aggregated.outerjoin(_RC, _RC.c.id == aggregated.c.rc)
-    columns = []
+    columns, kept_only = [], []
     if groups:
         named = named.outerjoin(_TYPES, _TYPES.c.id == aggregated.c.type_id)
         columns = [sa.func.coalesce(_TYPES.c.name, UNKNOWN)]
+    # One type is kept from the aggregated rows, not among the consumers:
+    # a filter there would let SQLite read every consumer of that type,
+    # of all projects, by the type's index.
+    if kept == UNKNOWN:
+        kept_only = [aggregated.c.type_id.is_(None)]
+    elif kept not in (None, ALL):
+        kept_only = [_TYPES.c.name == sa.bindparam('consumer_type')]
     statement = (sa.select(*columns, _RC.c.name, aggregated.c.amount)
-                 .select_from(named))
+                 .select_from(named).where(*kept_only))
     return prepared.Prepared(statement), bool(groups)
 
 

@@ -203,6 +203,15 @@ def choose(version, choices):
     """
     chosen = None
     for min_version, value in choices:
-        if version >= Version.parse(min_version):
+        if version >= _threshold(min_version):
             chosen = value
     return chosen
+
+
+@functools.lru_cache(maxsize=None)
+def _threshold(text):
+    """``Version.parse`` of a version written in the code: a few
+    constants, parsed once rather than on every request that chooses a
+    schema by them (two parses cost a small GET about as much as its
+    query validation)."""
+    return Version.parse(text)

@@ -26,13 +26,12 @@ ALL = 'all'
 
 def _consumers(with_user):
     """FROM/WHERE over the allocations of the project's (user's)
-    consumers, with their type name; the project and user are the bound
-    parameters ``project`` and ``user``."""
+    consumers; the project and user are the bound parameters ``project``
+    and ``user``."""
     projects, users = tables.projects, tables.users
     source = (_ALLOC.join(_CONSUMERS,
                           _CONSUMERS.c.uuid == _ALLOC.c.consumer_id)
-              .join(projects, projects.c.id == _CONSUMERS.c.project_id)
-              .outerjoin(_TYPES, _TYPES.c.id == _CONSUMERS.c.consumer_type_id))
+              .join(projects, projects.c.id == _CONSUMERS.c.project_id))
     where = [projects.c.external_id == sa.bindparam('project')]
     if with_user:
         source = source.join(users, users.c.id == _CONSUMERS.c.user_id)
@@ -66,45 +65,54 @@ def totals(ctx, project, user=None):
 
 @functools.lru_cache(maxsize=None)
 def _by_type(with_user, kept):
-    """(prepared statement, grouped): rows (group if grouped, class name, amount,
-    consumer count of the group); ``kept`` is None (every group), UNKNOWN,
-    ALL or any other value for one named type, bound as
-    ``consumer_type``.
+    """(prepared statement, grouped): rows (group if grouped, class name or
+    None, amount); a row without a class name carries the group's
+    consumer count. ``kept`` is None (every group), UNKNOWN, ALL or any
+    other value for one named type, bound as ``consumer_type``.
 
     Sums and counts come from one statement, so that they describe the
     same moment: on PostgreSQL and MySQL each statement of a reader sees
     the writes committed before it, and a count read separately could
-    name a group the sums did not have.
+    name a group the sums did not have. The project's allocation rows
+    are read once (a common table expression both aggregates read) and
+    grouped by integer ids, names joined to the few aggregated rows
+    only: grouping and counting distinct by names and consumer uuids
+    (strings, compared by collation on PostgreSQL) cost several times
+    the rest of the statement.
     """
     source, where = _consumers(with_user)
-    group = sa.func.coalesce(_TYPES.c.name, UNKNOWN).label('grp')
-    if kept == UNKNOWN:
-        where.append(_CONSUMERS.c.consumer_type_id.is_(None))
-    elif kept not in (None, ALL):
-        where.append(_TYPES.c.name == sa.bindparam('consumer_type'))
+    rows = (sa.select(_CONSUMERS.c.consumer_type_id.label('type_id'),
+                      _CONSUMERS.c.id.label('consumer'),
+                      _ALLOC.c.resource_class_id.label('rc'),
+                      _ALLOC.c.used)
+            .select_from(source).where(*where).cte('project_rows'))
     # "all" is one group: no grouping column, the name added below.
-    groups = [] if kept == ALL else [group]
-    sums = (sa.select(*groups, _RC.c.name.label('rc'),
-                      sa.func.sum(_ALLOC.c.used).label('used'))
-            .select_from(source.join(_RC,
-                                     _RC.c.id == _ALLOC.c.resource_class_id))
-            .where(*where).group_by(*groups, _RC.c.name)).subquery()
-    source, where = _consumers(with_user)
-    if kept == UNKNOWN:
-        where.append(_CONSUMERS.c.consumer_type_id.is_(None))
-    elif kept not in (None, ALL):
-        where.append(_TYPES.c.name == sa.bindparam('consumer_type'))
-    counts = (sa.select(*groups, sa.func.count(
-        sa.distinct(_ALLOC.c.consumer_id)).label('consumers'))
-        .select_from(source).where(*where).group_by(*groups)).subquery()
+    groups = [] if kept == ALL else [rows.c.type_id]
+    group = groups[0] if groups else sa.null()
+    consumers = sa.func.count(sa.distinct(rows.c.consumer))
+    aggregated = sa.union_all(
+        sa.select(group.label('type_id'), rows.c.rc.label('rc'),
+                  sa.func.sum(rows.c.used).label('amount'))
+        .group_by(*groups, rows.c.rc),
+        # Without a grouping column the count has a row even for no
+        # consumers at all.
+        sa.select(group, sa.null(), consumers)
+        .select_from(rows).group_by(*groups).having(consumers > 0)
+    ).subquery()
+    named = aggregated.outerjoin(_RC, _RC.c.id == aggregated.c.rc)
+    columns, kept_only = [], []
     if groups:
-        joined = sums.join(counts, sums.c.grp == counts.c.grp)
-        columns = [sums.c.grp]
-    else:
-        joined = sums.join(counts, sa.true())
-        columns = []
-    statement = sa.select(*columns, sums.c.rc, sums.c.used,
-                          counts.c.consumers).select_from(joined)
+        named = named.outerjoin(_TYPES, _TYPES.c.id == aggregated.c.type_id)
+        columns = [sa.func.coalesce(_TYPES.c.name, UNKNOWN)]
+    # One type is kept from the aggregated rows, not among the consumers:
+    # a filter there would let SQLite read every consumer of that type,
+    # of all projects, by the type's index.
+    if kept == UNKNOWN:
+        kept_only = [aggregated.c.type_id.is_(None)]
+    elif kept not in (None, ALL):
+        kept_only = [_TYPES.c.name == sa.bindparam('consumer_type')]
+    statement = (sa.select(*columns, _RC.c.name, aggregated.c.amount)
+                 .select_from(named).where(*kept_only))
     return prepared.Prepared(statement), bool(groups)
 
 
@@ -126,7 +134,5 @@ def by_consumer_type(ctx, project, user=None, consumer_type=None):
     for row in statement.rows(ctx.conn, project=project, user=user,
                               consumer_type=consumer_type):
         group = usages.setdefault(row[0] if grouped else ALL, {})
-        group[row[-3]] = int(row[-2])
-        if row[-1]:
-            group['consumer_count'] = row[-1]
+        group[row[-2] or 'consumer_count'] = int(row[-1])
     return usages

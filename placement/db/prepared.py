@@ -27,6 +27,8 @@ api-ref/behaviour-choices.rst, 'Prepared statements on PostgreSQL'.
 
 Only statements without expanding (``IN``) or literal-rendered
 parameters qualify; building one that has them fails at compile time.
+An ``IN`` list of a few values qualifies as that many single parameters
+(``in_``, ``each``), one statement per length.
 Besides SELECTs, an INSERT, UPDATE or DELETE with RETURNING qualifies
 (its rows are what it returns): the provider lock that bumps the
 generations of a write (``resource_provider.lock_and_bump``) is one.
@@ -201,6 +203,28 @@ class Prepared:
         """The first row, or None."""
         rows = self.rows(conn, **values)
         return rows[0] if rows else None
+
+
+#: Most values of an ``IN`` list bound one by one (``in_``): the writes
+#: of a cloud's daily traffic name one to three providers, consumers,
+#: projects or users.
+UP_TO = 3
+
+
+def in_(column, name, count):
+    """``column IN`` the expanding bound list ``name`` (``count`` None),
+    or ``count`` single bound parameters ``name0``, ``name1``... (whose
+    values ``each`` gives)."""
+    if count is None:
+        return column.in_(sa.bindparam(name, expanding=True))
+    return column.in_([sa.bindparam('%s%d' % (name, index), type_=column.type)
+                       for index in range(count)])
+
+
+def each(name, values):
+    """The parameters of ``in_(column, name, len(values))``."""
+    return {'%s%d' % (name, index): value
+            for index, value in enumerate(values)}
 
 
 def serve_prepared(_dbapi_conn, record):

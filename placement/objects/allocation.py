@@ -241,29 +241,21 @@ def replace(ctx, writes, rp_ids=None):
         _count_held(_current_rows(ctx, [w.consumer.uuid for w in writes]),
                     held, replaced)
     touched = [w for w in writes if w.allocations or held[w.consumer.uuid]]
+    if not touched:
+        return
     emptied_held = set()
     for write in touched:
         if not write.allocations:
             emptied_held |= held[write.consumer.uuid]
-    # Every provider locked is bumped when anything is written: where
-    # the database can, the locking statement bumps them too (already
-    # True), and the compare-and-set at the end is left out.
+    # Every provider locked is bumped: the locking statement bumps them,
+    # and no compare-and-set is needed at the end.
     if rp_ids is None:
-        rp_ids, generations, already = _find_and_lock(
-            ctx, request_uuids(writes), emptied_held if touched else (),
-            bump=bool(touched))
+        locked = rp_obj.lock_and_bump(ctx, request_uuids(writes),
+                                      emptied_held)
+        rp_ids = {uuid: rp for rp, (uuid, _generation) in locked.items()}
     else:
-        generations, already = None, False
+        rp_obj.lock_and_bump(ctx, (), set(rp_ids.values()) | emptied_held)
     rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
-    if not touched:
-        return
-    bumped = set(rp_ids.values()) | emptied_held
-    if generations is None:
-        found = rp_obj.lock_and_bump(ctx, (), bumped)
-        already = found is not None
-        generations = (rp_obj.lock(ctx, bumped) if found is None else
-                       {rp: generation for rp, (_uuid, generation)
-                        in found.items()})
     consumer_obj.bump_all(ctx, [write.consumer for write in touched])
     deleted = _delete_rows(ctx, [w.consumer.uuid for w in touched],
                            returning=not read_first)
@@ -284,11 +276,6 @@ def replace(ctx, writes, rp_ids=None):
              'used': amount, 'consumer_id': consumer_uuid,
              'created_at': now}
             for rp, rc, amount, consumer_uuid in new_rows])
-    if not bumped <= generations.keys():
-        raise exception.ResourceProviderConcurrentUpdateDetected()
-    if not already:
-        rp_obj.increment_generations(
-            ctx, {rp: generations[rp] for rp in bumped})
     emptied = [w.consumer.id for w in touched if not w.allocations]
     for chunk in batch.chunks(emptied):
         ctx.conn.execute(sa.delete(_CONSUMERS).where(
@@ -314,35 +301,6 @@ def _delete_rows(ctx, consumer_uuids, returning):
         else:
             ctx.conn.execute(_DELETE, {'consumers': chunk})
     return rows
-
-
-def _find_and_lock(ctx, uuids, ids, bump=False):
-    """({uuid: id} of ``uuids``, {id: generation} of those and of
-    ``ids``, whether their generations were bumped), all locked as
-    ``resource_provider.lock`` does, in one statement;
-    ResourceProviderNotFound names the first unknown uuid (in the order
-    given). With ``bump``, the statement also bumps them where the
-    database can (``resource_provider.lock_and_bump``)."""
-    uuids = list(dict.fromkeys(uuids))
-    storable = [u for u in uuids if db_api.storable(u)]
-    if bump and len(storable) == len(uuids):
-        locked = rp_obj.lock_and_bump(ctx, storable, ids)
-        if locked is not None:
-            found = {uuid: rp for rp, (uuid, _generation) in locked.items()}
-            if (any(uuid not in found for uuid in uuids)
-                    or not set(ids) <= locked.keys()):
-                # Deleted while this write waited for its lock, after
-                # the statement counted it: nothing may be kept of this
-                # attempt; the next one reports the provider unknown.
-                raise exception.ResourceProviderConcurrentUpdateDetected()
-            return found, {rp: generation for rp, (_uuid, generation)
-                           in locked.items()}, True
-    rows = rp_obj.lock_uuids_and_ids(ctx, storable, ids)
-    found = {uuid: rp for rp, uuid, _generation in rows}
-    for uuid in uuids:
-        if uuid not in found:
-            raise exception.ResourceProviderNotFound(uuid=uuid)
-    return found, {rp: generation for rp, _uuid, generation in rows}, False
 
 
 @db_api.writer

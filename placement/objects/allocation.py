@@ -414,15 +414,15 @@ def get_by_consumer(ctx, consumer_uuid):
     view = ConsumerView(allocations={})
     if not db_api.storable(consumer_uuid):
         return view
-    rows = _OF_CONSUMER.rows(ctx.conn, consumer=consumer_uuid)
-    for rp_uuid, generation, rc, used, *_rest in rows:
+    # Every row carries the same consumer columns.
+    for (rp_uuid, rp_generation, rc, used, created, view.project_id,
+         view.user_id, view.generation, view.consumer_type) in (
+            _OF_CONSUMER.rows(ctx.conn, consumer=consumer_uuid)):
         entry = view.allocations.setdefault(
-            rp_uuid, {'generation': generation, 'resources': {}})
+            rp_uuid, {'generation': rp_generation, 'resources': {}})
         entry['resources'][rc] = used
-    if rows:
-        (_rp, _generation, _rc, _used, _created, view.project_id,
-         view.user_id, view.generation, view.consumer_type) = rows[0]
-        view.last_modified = max(row[4] for row in rows)
+        if view.last_modified is None or created > view.last_modified:
+            view.last_modified = created
     return view
 
 

@@ -23,6 +23,7 @@ from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
 from placement.db import batch
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 
@@ -124,15 +125,14 @@ def _external_ids_of(ctx, wanted, consumers=()):
                  if values]
         with_consumers = 0 < len(consumers) <= batch.SIZE
         if asked or with_consumers:
-            stmt = _names_union(tuple(wanted[kind][0].name
-                                      for kind in asked), with_consumers)
-            params = {'values%d' % position: wanted[kind][1]
-                      for position, kind in enumerate(asked)}
+            lists = {'values%d' % position: wanted[kind][1]
+                     for position, kind in enumerate(asked)}
             if with_consumers:
                 stored = {}
-                params['consumers'] = consumers
-            for position, value, id_, generation in ctx.conn.execute(
-                    stmt, params):
+                lists['consumers'] = consumers
+            for position, value, id_, generation in _names_rows(
+                    ctx, tuple(wanted[kind][0].name for kind in asked),
+                    lists):
                 if position == len(asked):
                     stored[value] = (id_, generation)
                 else:
@@ -156,14 +156,38 @@ def _external_ids_of(ctx, wanted, consumers=()):
     return found, stored
 
 
+def _names_rows(ctx, table_names, lists):
+    """The rows of ``_names_union`` for the bound ``lists`` ({parameter:
+    values}). A write names a project, a user, often a type and a
+    consumer or two: with that few values the statement is a prepared
+    one (on PostgreSQL its planning cost more than running it)."""
+    with_consumers = 'consumers' in lists
+    if all(len(values) <= prepared.UP_TO for values in lists.values()):
+        counts = tuple(sorted((name, len(values))
+                              for name, values in lists.items()))
+        params = {}
+        for name, values in lists.items():
+            params.update(prepared.each(name, values))
+        return _names_union(table_names, with_consumers, counts).rows(
+            ctx.conn, **params)
+    return ctx.conn.execute(
+        _names_union(table_names, with_consumers), lists).all()
+
+
 @functools.lru_cache(maxsize=None)
-def _names_union(table_names, with_consumers):
+def _names_union(table_names, with_consumers, counts=None):
     """(position, value, id, generation) of the rows of each table named
     (position in ``table_names``) whose name is in the bound
     ``values<position>`` (generation NULL) and, ``with_consumers``, of
     the consumers whose uuid is in the bound ``consumers`` (position
     ``len(table_names)``), in one UNION ALL statement, built once per
-    shape."""
+    shape. The lists are expanding parameters; with ``counts`` ((list,
+    number of values) pairs) their values are bound one by one
+    (``prepared.in_``) and the statement is a ``prepared.Prepared``."""
+    sizes = dict(counts or ())
+
+    def in_(column, name):
+        return prepared.in_(column, name, sizes.get(name))
     selects = []
     for position, name in enumerate(table_names):
         table = tables.metadata.tables[name]
@@ -172,18 +196,15 @@ def _names_union(table_names, with_consumers):
             sa.select(sa.literal(position).label('kind'),
                       column.label('value'), table.c.id,
                       sa.cast(sa.null(), sa.Integer).label('generation'))
-            .where(column.in_(sa.bindparam('values%d' % position,
-                                           expanding=True))))
+            .where(in_(column, 'values%d' % position)))
     if with_consumers:
         selects.append(
             sa.select(sa.literal(len(table_names)).label('kind'),
                       _CONSUMERS.c.uuid.label('value'), _CONSUMERS.c.id,
                       _CONSUMERS.c.generation)
-            .where(_CONSUMERS.c.uuid.in_(
-                sa.bindparam('consumers', expanding=True))))
-    if len(selects) == 1:
-        return selects[0]
-    return sa.union_all(*selects)
+            .where(in_(_CONSUMERS.c.uuid, 'consumers')))
+    stmt = selects[0] if len(selects) == 1 else sa.union_all(*selects)
+    return stmt if counts is None else prepared.Prepared(stmt)
 
 
 def _read_ids(ctx, table, values, every=False):

@@ -89,6 +89,23 @@ def test_postgresql_plans_put_inventories_reads_once(cloud):
         assert 'UPDATE inventories' in planned[0], sent
 
 
+def test_postgresql_plans_the_consumer_lookup_once(cloud):
+    """The read of a write's project, user, type and consumer ids is
+    prepared on the server: planning it cost more than running it."""
+    backend, cloud = cloud
+    if backend != 'postgresql':
+        pytest.skip('statements are prepared on the server on PostgreSQL')
+    found = round_trips.measure(cloud, 2)
+    for kind in ('PUT allocations', 'POST allocations'):
+        for statements, _, _ in found[kind]:
+            # A statement is prepared once per connection: PREPARE is
+            # extra.
+            planned = [sql for sql, _seconds in statements
+                       if not sql.startswith('PREPARE ')
+                       and ('FROM projects' in sql or 'FROM consumers' in sql)]
+            assert not planned, statements
+
+
 def test_the_report_lists_every_kind_and_the_statements_asked_for(cloud):
     _backend, cloud = cloud
     found = round_trips.measure(cloud, 1)

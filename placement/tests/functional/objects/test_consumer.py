@@ -3,12 +3,10 @@ consumers of a request, chunked, with the per-consumer semantics kept
 (generation checks in request order, records created in the write's
 transaction, concurrent creations told apart)."""
 
-import contextlib
 import uuid
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy import event
 
 from placement.db import batch
 from placement.db import tables
@@ -32,20 +30,6 @@ def providers(ctx):
                                       for rc in CLASSES})
         found.append(rp_obj.get_by_uuid(ctx, rp.uuid))
     return found
-
-
-@contextlib.contextmanager
-def _statements(ctx):
-    """A list that collects the statements sent meanwhile."""
-    sent = []
-
-    def seen(_conn, _cursor, statement, *_args):
-        sent.append(statement)
-    event.listen(ctx.db.engine, 'before_cursor_execute', seen)
-    try:
-        yield sent
-    finally:
-        event.remove(ctx.db.engine, 'before_cursor_execute', seen)
 
 
 def _requests(providers, count, project='proj', **consumer_args):
@@ -78,8 +62,8 @@ def test_statements_do_not_grow_with_consumers(ctx, providers):
     for count in (10, 1000):
         requests = _requests(providers, count, project='p%d' % count,
                              generation=None, consumer_type='INSTANCE')
-        with _statements(ctx) as sent:
-            alloc_obj.write(ctx, requests, 0)
+        sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx, requests,
+                                        0, prepared_too=True)
         counts.append(len(sent))
     chunks = 1000 // batch.SIZE + 1
     assert counts[1] - counts[0] <= 8 * chunks, counts
@@ -249,8 +233,8 @@ def test_names_and_consumers_are_read_by_one_statement(ctx, providers):
     requests = _requests(providers, 2, generation=None,
                          consumer_type='INSTANCE')
     existing[0].consumer['generation'] = 1
-    with _statements(ctx) as sent:
-        alloc_obj.write(ctx, requests + existing, 0)
+    sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx,
+                                    requests + existing, 0, prepared_too=True)
     reads = [s for s in sent if s.lstrip().startswith('SELECT') and (
         'FROM consumers' in s or 'FROM projects' in s)]
     expected = 3 if fixtures.backend_name() == 'mysql' else 1

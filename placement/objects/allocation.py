@@ -454,16 +454,33 @@ def delete_by_consumer(ctx, consumer_uuid):
     # One statement, no read before it: the triggers log the providers
     # of the rows it deletes, and of two concurrent deletes the second
     # waits for the first's row locks and then deletes nothing.
-    deleted = 0
-    if db_api.storable(consumer_uuid):
-        deleted = ctx.conn.execute(_DELETE_OF_CONSUMER,
-                                   {'consumer': consumer_uuid}).rowcount
-    if not deleted:
+    if not (db_api.storable(consumer_uuid)
+            and _delete(ctx, _OF_CONSUMER_DELETED, consumer=consumer_uuid)):
         raise exception.ConsumerAllocationsNotFound(consumer=consumer_uuid)
-    ctx.conn.execute(_DELETE_CONSUMER, {'consumer': consumer_uuid})
+    _delete(ctx, _CONSUMER_DELETED, consumer=consumer_uuid)
 
 
-_DELETE_OF_CONSUMER = sa.delete(_ALLOC).where(
-    _ALLOC.c.consumer_id == sa.bindparam('consumer'))
-_DELETE_CONSUMER = sa.delete(_CONSUMERS).where(
-    _CONSUMERS.c.uuid == sa.bindparam('consumer'))
+class _Deleting:
+    """A DELETE, and where the database returns deleted rows the same
+    DELETE returning their ids as a ``prepared.Prepared``: run on the
+    driver's cursor and, on PostgreSQL, planned once per connection."""
+
+    def __init__(self, stmt, key):
+        self.stmt = stmt
+        self.returning = prepared.Prepared(stmt.returning(key))
+
+
+def _delete(ctx, deleting, **values):
+    """Run ``deleting`` (a ``_Deleting``); the number of rows deleted."""
+    if ctx.conn.dialect.delete_returning:
+        return len(deleting.returning.rows(ctx.conn, **values))
+    return ctx.conn.execute(deleting.stmt, values).rowcount
+
+
+_OF_CONSUMER_DELETED = _Deleting(
+    sa.delete(_ALLOC).where(_ALLOC.c.consumer_id == sa.bindparam('consumer')),
+    _ALLOC.c.id)
+_CONSUMER_DELETED = _Deleting(
+    sa.delete(_CONSUMERS).where(
+        _CONSUMERS.c.uuid == sa.bindparam('consumer')),
+    _CONSUMERS.c.id)

@@ -106,6 +106,21 @@ def test_postgresql_plans_the_consumer_lookup_once(cloud):
             assert not planned, statements
 
 
+def test_postgresql_plans_delete_allocations_once(cloud):
+    """Both statements of DELETE /allocations/{consumer} are prepared on
+    the server."""
+    backend, cloud = cloud
+    if backend != 'postgresql':
+        pytest.skip('statements are prepared on the server on PostgreSQL')
+    found = round_trips.measure(cloud, 2)
+    for statements, _, _ in found['DELETE allocations']:
+        sent = [sql for sql, _seconds in statements
+                if sql not in ('BEGIN (implicit)', 'COMMIT')
+                and not sql.startswith('PREPARE ')]
+        assert len(sent) == 2 and all(
+            sql.startswith('EXECUTE ') for sql in sent), sent
+
+
 def test_the_report_lists_every_kind_and_the_statements_asked_for(cloud):
     _backend, cloud = cloud
     found = round_trips.measure(cloud, 1)

@@ -11,6 +11,7 @@ back.
 import collections
 import contextlib
 import dataclasses
+import functools
 import logging
 import typing
 
@@ -116,7 +117,6 @@ _HELD = (_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
          _ALLOC.c.resource_class_id, _ALLOC.c.used)
 _CURRENT = sa.select(*_HELD).where(_ALLOC.c.consumer_id.in_(_CONSUMER_IDS))
 _DELETE = sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(_CONSUMER_IDS))
-_DELETE_RETURNING = _DELETE.returning(*_HELD)
 _INSERT = sa.insert(_ALLOC)
 
 
@@ -128,27 +128,51 @@ def _current_rows(ctx, consumer_uuids):
     return rows
 
 
-_USED = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
-         .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
-                _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-         .scalar_subquery().label('allocated'))
-_INVENTORIES = (
-    sa.select(_INV, _USED)
-    .where(_INV.c.resource_provider_id.in_(
-        sa.bindparam('providers', expanding=True)),
-        _INV.c.resource_class_id.in_(
-            sa.bindparam('classes', expanding=True))))
+#: What the capacity check reads of an inventory, with the amount
+#: already allocated from it.
+_Inventory = collections.namedtuple('_Inventory', [
+    'total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+    'allocation_ratio', 'allocated'])
+
+
+@functools.lru_cache(maxsize=None)
+def _inventories_statement(providers, classes):
+    """The read of ``_inventories``, built once per shape: ``providers``
+    and ``classes`` are the numbers of ids bound one by one, the
+    statement then a prepared one (planning its subquery cost
+    PostgreSQL more than running it), or None for expanding lists
+    (``prepared.in_``)."""
+    used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
+            .where(_ALLOC.c.resource_provider_id
+                   == _INV.c.resource_provider_id,
+                   _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+            .scalar_subquery())
+    stmt = (sa.select(_INV.c.resource_provider_id, _INV.c.resource_class_id,
+                      *(_INV.c[field] for field in _Inventory._fields[:-1]),
+                      used)
+            .where(prepared.in_(_INV.c.resource_provider_id, 'providers',
+                                providers),
+                   prepared.in_(_INV.c.resource_class_id, 'classes',
+                                classes)))
+    return stmt if providers is None else prepared.Prepared(stmt)
 
 
 def _inventories(ctx, rp_ids, rc_ids):
-    """({(provider id, class id): inventory row}, {pair: amount
-    allocated}) of the given pairs that have an inventory, in one round
-    trip: usage matters only where there is an inventory to check."""
+    """({(provider id, class id): _Inventory}, {pair: amount allocated})
+    of the given pairs that have an inventory, in one round trip: usage
+    matters only where there is an inventory to check."""
+    if len(rp_ids) <= prepared.UP_TO and len(rc_ids) <= prepared.UP_TO:
+        rows = _inventories_statement(len(rp_ids), len(rc_ids)).rows(
+            ctx.conn, **prepared.each('providers', rp_ids),
+            **prepared.each('classes', rc_ids))
+    else:
+        rows = ctx.conn.execute(_inventories_statement(None, None), {
+            'providers': rp_ids, 'classes': rc_ids}).all()
     inventories, used = {}, {}
-    for row in ctx.conn.execute(_INVENTORIES, {'providers': rp_ids,
-                                               'classes': rc_ids}):
-        pair = (row.resource_provider_id, row.resource_class_id)
-        inventories[pair], used[pair] = row, int(row.allocated)
+    for rp, rc, *inventory in rows:
+        inventory = _Inventory(*inventory)
+        inventories[rp, rc] = inventory
+        used[rp, rc] = int(inventory.allocated)
     return inventories, used
 
 
@@ -293,14 +317,28 @@ def _count_held(rows, held, replaced):
 def _delete_rows(ctx, consumer_uuids, returning):
     """Delete the allocations of ``consumer_uuids``; with ``returning``,
     return them as ``_current_rows`` does."""
+    if not returning:
+        for chunk in batch.chunks(consumer_uuids):
+            ctx.conn.execute(_DELETE, {'consumers': chunk})
+        return []
+    if len(consumer_uuids) <= prepared.UP_TO:
+        return _deleting(len(consumer_uuids)).rows(
+            ctx.conn, **prepared.each('consumers', consumer_uuids))
     rows = []
     for chunk in batch.chunks(consumer_uuids):
-        if returning:
-            rows.extend(ctx.conn.execute(
-                _DELETE_RETURNING, {'consumers': chunk}).all())
-        else:
-            ctx.conn.execute(_DELETE, {'consumers': chunk})
+        rows.extend(ctx.conn.execute(
+            _deleting(None), {'consumers': chunk}).all())
     return rows
+
+
+@functools.lru_cache(maxsize=None)
+def _deleting(consumers):
+    """The DELETE of ``_delete_rows`` returning what it deleted, built
+    once per number of consumers bound one by one (a prepared
+    statement), or for an expanding list (None)."""
+    stmt = sa.delete(_ALLOC).where(prepared.in_(
+        _ALLOC.c.consumer_id, 'consumers', consumers)).returning(*_HELD)
+    return stmt if consumers is None else prepared.Prepared(stmt)
 
 
 @db_api.writer

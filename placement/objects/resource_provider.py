@@ -186,8 +186,8 @@ def _lock_and_bump_statement(dialect, uuids, ids):
     that bumps the generations of the rows it locked, returning (id,
     uuid, new generation). ``uuids``/``ids``: False for no such term,
     None for an expanding list, else a number of single parameters (see
-    ``prepared.in_``). With uuids it changes nothing unless all of them exist
-    (``found``, the number of them)."""
+    ``prepared.in_``). With uuids it changes nothing unless all of them
+    exist (``found``, the number of them)."""
     locked = _RP.alias('locked')
     terms = []
     if uuids is not False:
@@ -203,7 +203,8 @@ def _lock_and_bump_statement(dialect, uuids, ids):
         named = _RP.alias('named')
         where.append(
             sa.select(sa.func.count()).select_from(named)
-            .where(prepared.in_(named.c.uuid, 'uuids', uuids)).scalar_subquery()
+            .where(prepared.in_(named.c.uuid, 'uuids', uuids))
+            .scalar_subquery()
             == sa.bindparam('found', type_=sa.Integer))
     stmt = (sa.update(_RP).where(*where)
             .values(generation=_RP.c.generation + 1,
@@ -266,8 +267,7 @@ def _bump_locked(ctx, uuids, ids):
     now = db_api.utcnow()
     if not ctx.conn.dialect.update_returning:
         rows = lock_uuids_and_ids(ctx, uuids, ids)
-        if len({uuid for _rp, uuid, _generation in rows} & set(uuids)) < len(
-                uuids):
+        if not set(uuids) <= {uuid for _rp, uuid, _generation in rows}:
             return []
         ctx.conn.execute(_BUMP, {'ids': [rp for rp, _u, _g in rows],
                                  'now': now})

@@ -232,11 +232,29 @@ def _insert_one(ctx, row):
     return True
 
 
+#: The columns ``prepare_all`` gives a new consumer record.
+_NEW_COLUMNS = ('uuid', 'project_id', 'user_id', 'consumer_type_id',
+                'generation', 'created_at')
+
+
 @functools.lru_cache(maxsize=None)
-def _skipping_insert(dialect):
-    return (_SKIPPING_INSERTS[dialect](_CONSUMERS).on_conflict_do_nothing()
-            .returning(_CONSUMERS.c.uuid, _CONSUMERS.c.id,
-                       _CONSUMERS.c.generation))
+def _skipping_insert(dialect, count=None):
+    """The insert of ``_insert`` where the database can skip conflicting
+    rows, returning (uuid, id, generation) of those it inserted: for a
+    list of rows (``count`` None), or as a ``prepared.Prepared`` of
+    ``count`` rows whose values are bound one by one (``column<index>``):
+    a write creates one consumer or two, and SQLAlchemy's execute cost
+    more than the driver's."""
+    insert = _SKIPPING_INSERTS[dialect](_CONSUMERS)
+    if count is not None:
+        insert = insert.values([
+            {column: sa.bindparam('%s%d' % (column, index),
+                                  type_=_CONSUMERS.c[column].type)
+             for column in _NEW_COLUMNS}
+            for index in range(count)])
+    stmt = insert.on_conflict_do_nothing().returning(
+        _CONSUMERS.c.uuid, _CONSUMERS.c.id, _CONSUMERS.c.generation)
+    return stmt if count is None else prepared.Prepared(stmt)
 
 
 def _insert(ctx, rows):
@@ -252,13 +270,20 @@ def _insert(ctx, rows):
     created are told apart from the others.
     """
     rows = sorted(rows, key=lambda row: row['uuid'])
-    if ctx.conn.dialect.name in _SKIPPING_INSERTS:
-        stmt = _skipping_insert(ctx.conn.dialect.name)
+    dialect = ctx.conn.dialect.name
+    if dialect in _SKIPPING_INSERTS and len(rows) <= prepared.UP_TO:
+        returned = {uuid: (id_, generation) for uuid, id_, generation
+                    in _skipping_insert(dialect, len(rows)).rows(
+                        ctx.conn, **{'%s%d' % (column, index): row[column]
+                                     for index, row in enumerate(rows)
+                                     for column in _NEW_COLUMNS})}
+        return set(returned), returned
+    if dialect in _SKIPPING_INSERTS:
         returned = {}
         for chunk in batch.chunks(rows):
             returned.update(
                 (uuid, (id_, generation)) for uuid, id_, generation
-                in ctx.conn.execute(stmt, chunk))
+                in ctx.conn.execute(_skipping_insert(dialect), chunk))
         return set(returned), returned
     created = set()
     for chunk in batch.chunks(rows):

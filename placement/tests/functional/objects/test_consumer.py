@@ -8,6 +8,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
+from placement.db import api as db_api
 from placement.db import batch
 from placement.db import tables
 from placement import exception
@@ -243,3 +244,27 @@ def test_names_and_consumers_are_read_by_one_statement(ctx, providers):
                              for r in requests + existing])
     assert [records[r.consumer['uuid']][0]
             for r in requests + existing] == [1, 1, 2]
+
+
+@pytest.mark.parametrize('count', [1, 3, 4])
+def test_new_consumers_are_stored_as_prepared(ctx, providers, count):
+    """Up to ``prepared.UP_TO`` new consumers are inserted by a statement
+    prepared per number of rows, above it by a list insert: both store
+    every column, the creation time among them, and the consumers are
+    created by the one insert (MySQL: in a savepoint)."""
+    before = db_api.utcnow()
+    requests = _requests(providers, count, generation=None,
+                         consumer_type='INSTANCE')
+    sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx, requests, 0,
+                                    prepared_too=True)
+    assert len([s for s in sent
+                if s.startswith('INSERT INTO consumers')]) == 1, sent
+    c = tables.consumers
+    with ctx.db.transaction(write=False) as conn:
+        created = conn.execute(sa.select(c.c.created_at).where(
+            c.c.uuid.in_([r.consumer['uuid'] for r in requests]))).scalars()
+        created = list(created)
+    assert len(created) == count
+    assert all(before <= when <= db_api.utcnow() for when in created)
+    assert set(_records(ctx, [r.consumer['uuid'] for r in requests])
+               .values()) == {(1, 'proj', 'user', 'INSTANCE')}

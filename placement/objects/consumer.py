@@ -242,16 +242,14 @@ def _skipping_insert(dialect, count=None):
     """The insert of ``_insert`` where the database can skip conflicting
     rows, returning (uuid, id, generation) of those it inserted: for a
     list of rows (``count`` None), or as a ``prepared.Prepared`` of
-    ``count`` rows whose values are bound one by one (``column<index>``):
+    ``count`` rows whose values are bound one by one
+    (``prepared.rows_of``):
     a write creates one consumer or two, and SQLAlchemy's execute cost
     more than the driver's."""
     insert = _SKIPPING_INSERTS[dialect](_CONSUMERS)
     if count is not None:
-        insert = insert.values([
-            {column: sa.bindparam('%s%d' % (column, index),
-                                  type_=_CONSUMERS.c[column].type)
-             for column in _NEW_COLUMNS}
-            for index in range(count)])
+        insert = insert.values(prepared.rows_of(_CONSUMERS, _NEW_COLUMNS,
+                                                count))
     stmt = insert.on_conflict_do_nothing().returning(
         _CONSUMERS.c.uuid, _CONSUMERS.c.id, _CONSUMERS.c.generation)
     return stmt if count is None else prepared.Prepared(stmt)
@@ -274,9 +272,7 @@ def _insert(ctx, rows):
     if dialect in _SKIPPING_INSERTS and len(rows) <= prepared.UP_TO:
         returned = {uuid: (id_, generation) for uuid, id_, generation
                     in _skipping_insert(dialect, len(rows)).rows(
-                        ctx.conn, **{'%s%d' % (column, index): row[column]
-                                     for index, row in enumerate(rows)
-                                     for column in _NEW_COLUMNS})}
+                        ctx.conn, **prepared.each_row(_NEW_COLUMNS, rows))}
         return set(returned), returned
     if dialect in _SKIPPING_INSERTS:
         returned = {}

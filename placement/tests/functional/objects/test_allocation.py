@@ -390,3 +390,31 @@ def test_deleting_a_consumer_takes_two_statements(ctx, provider):
     assert alloc_obj.get_by_consumer(ctx, consumer).allocations == {}
     with pytest.raises(exception.ConsumerAllocationsNotFound):
         alloc_obj.delete_by_consumer(ctx, consumer)
+
+
+@pytest.mark.parametrize('count', [1, 9, 10])
+def test_new_rows_are_stored_as_prepared(ctx, count):
+    """Up to ``_PREPARED_ROWS`` allocation rows are inserted by a
+    statement prepared per number of rows, above it by a list insert:
+    both store every column in one statement."""
+    classes = ['VCPU', 'MEMORY_MB', 'DISK_GB', 'IPV4_ADDRESS', 'PCPU']
+    providers = []
+    for index in range(2):
+        rp = rp_obj.create(ctx, str(uuid.uuid4()), 'node-%d' % index)
+        inv_obj.replace_all(ctx, rp, {rc: {'total': 100} for rc in classes})
+        providers.append(rp.uuid)
+    pairs = [(rp, rc) for rp in providers for rc in classes][:count]
+    allocations = {}
+    for position, (rp, rc) in enumerate(pairs):
+        allocations.setdefault(rp, {})[rc] = position + 1
+    consumer = str(uuid.uuid4())
+    before = db_api.utcnow()
+    sent = fixtures.statements_sent(
+        ctx, alloc_obj.write, ctx, [_request(consumer, allocations)], 0,
+        prepared_too=True)
+    assert len([s for s in sent
+                if s.startswith('INSERT INTO allocations')]) == 1, sent
+    view = alloc_obj.get_by_consumer(ctx, consumer)
+    assert {rp: entry['resources']
+            for rp, entry in view.allocations.items()} == allocations
+    assert before <= view.last_modified <= db_api.utcnow()

@@ -333,15 +333,16 @@ def read(conn, since, clock=time.monotonic):
     the caller has nothing yet), usually in one statement: one more when
     the oldest id is needed too (see ``_needs_lowest``), and one more
     per ``BATCH`` rows beyond the first."""
-    found, full = _read(conn, since, clock)
-    while full:
-        more, full = _read(conn, found.version, clock)
-        found = Changes(
-            more.version,
-            None if found.provider_ids is None or more.provider_ids is None
-            else found.provider_ids | more.provider_ids,
-            found.prune_to if more.prune_to is None else more.prune_to)
-    return found
+    batches = [_read(conn, since, clock)]
+    while batches[-1][1]:
+        batches.append(_read(conn, batches[-1][0].version, clock))
+    found = [changes for changes, _full in batches]
+    changed = [changes.provider_ids for changes in found]
+    return Changes(
+        found[-1].version,
+        None if None in changed else set().union(*changed),
+        max((changes.prune_to for changes in found
+             if changes.prune_to is not None), default=None))
 
 
 def _read(conn, since, clock):

@@ -27,6 +27,9 @@ api-ref/behaviour-choices.rst, 'Prepared statements on PostgreSQL'.
 
 Only statements without expanding (``IN``) or literal-rendered
 parameters qualify; building one that has them fails at compile time.
+An ``IN`` list of a few values qualifies as that many single parameters
+(``in_``, ``each``), one statement per length; so does the VALUES list
+of an INSERT of a few rows (``rows_of``, ``each_row``).
 Besides SELECTs, an INSERT, UPDATE or DELETE with RETURNING qualifies
 (its rows are what it returns): the provider lock that bumps the
 generations of a write (``resource_provider.lock_and_bump``) is one.
@@ -201,6 +204,46 @@ class Prepared:
         """The first row, or None."""
         rows = self.rows(conn, **values)
         return rows[0] if rows else None
+
+
+#: Most values of an ``IN`` list bound one by one (``in_``): the writes
+#: of a cloud's daily traffic name one to three providers, consumers,
+#: projects or users.
+UP_TO = 3
+
+
+def in_(column, name, count):
+    """``column IN`` the expanding bound list ``name`` (``count`` None),
+    or ``count`` single bound parameters ``name0``, ``name1``... (whose
+    values ``each`` gives)."""
+    if count is None:
+        return column.in_(sa.bindparam(name, expanding=True))
+    return column.in_([sa.bindparam('%s%d' % (name, index), type_=column.type)
+                       for index in range(count)])
+
+
+def each(name, values):
+    """The parameters of ``in_(column, name, len(values))``."""
+    return {'%s%d' % (name, index): value
+            for index, value in enumerate(values)}
+
+
+def rows_of(table, columns, count):
+    """The VALUES of a multi-row INSERT into ``table`` of ``count`` rows
+    of ``columns``, each value a bound parameter of its own
+    (``column<index>``, whose values ``each_row`` gives): an INSERT of a
+    few rows qualifies, one statement per number of rows."""
+    return [{column: sa.bindparam('%s%d' % (column, index),
+                                  type_=table.c[column].type)
+             for column in columns}
+            for index in range(count)]
+
+
+def each_row(columns, rows):
+    """The parameters of ``rows_of(table, columns, len(rows))`` for
+    ``rows`` (dicts holding ``columns``)."""
+    return {'%s%d' % (column, index): row[column]
+            for index, row in enumerate(rows) for column in columns}
 
 
 def serve_prepared(_dbapi_conn, record):

@@ -11,6 +11,7 @@ back.
 import collections
 import contextlib
 import dataclasses
+import functools
 import logging
 import typing
 
@@ -116,7 +117,6 @@ _HELD = (_ALLOC.c.consumer_id, _ALLOC.c.resource_provider_id,
          _ALLOC.c.resource_class_id, _ALLOC.c.used)
 _CURRENT = sa.select(*_HELD).where(_ALLOC.c.consumer_id.in_(_CONSUMER_IDS))
 _DELETE = sa.delete(_ALLOC).where(_ALLOC.c.consumer_id.in_(_CONSUMER_IDS))
-_DELETE_RETURNING = _DELETE.returning(*_HELD)
 _INSERT = sa.insert(_ALLOC)
 
 
@@ -128,27 +128,51 @@ def _current_rows(ctx, consumer_uuids):
     return rows
 
 
-_USED = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
-         .where(_ALLOC.c.resource_provider_id == _INV.c.resource_provider_id,
-                _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
-         .scalar_subquery().label('allocated'))
-_INVENTORIES = (
-    sa.select(_INV, _USED)
-    .where(_INV.c.resource_provider_id.in_(
-        sa.bindparam('providers', expanding=True)),
-        _INV.c.resource_class_id.in_(
-            sa.bindparam('classes', expanding=True))))
+#: What the capacity check reads of an inventory, with the amount
+#: already allocated from it.
+_Inventory = collections.namedtuple('_Inventory', [
+    'total', 'reserved', 'min_unit', 'max_unit', 'step_size',
+    'allocation_ratio', 'allocated'])
+
+
+@functools.lru_cache(maxsize=None)
+def _inventories_statement(providers, classes):
+    """The read of ``_inventories``, built once per shape: ``providers``
+    and ``classes`` are the numbers of ids bound one by one, the
+    statement then a prepared one (planning its subquery cost
+    PostgreSQL more than running it), or None for expanding lists
+    (``prepared.in_``)."""
+    used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
+            .where(_ALLOC.c.resource_provider_id
+                   == _INV.c.resource_provider_id,
+                   _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+            .scalar_subquery())
+    stmt = (sa.select(_INV.c.resource_provider_id, _INV.c.resource_class_id,
+                      *(_INV.c[field] for field in _Inventory._fields[:-1]),
+                      used)
+            .where(prepared.in_(_INV.c.resource_provider_id, 'providers',
+                                providers),
+                   prepared.in_(_INV.c.resource_class_id, 'classes',
+                                classes)))
+    return stmt if providers is None else prepared.Prepared(stmt)
 
 
 def _inventories(ctx, rp_ids, rc_ids):
-    """({(provider id, class id): inventory row}, {pair: amount
-    allocated}) of the given pairs that have an inventory, in one round
-    trip: usage matters only where there is an inventory to check."""
+    """({(provider id, class id): _Inventory}, {pair: amount allocated})
+    of the given pairs that have an inventory, in one round trip: usage
+    matters only where there is an inventory to check."""
+    if len(rp_ids) <= prepared.UP_TO and len(rc_ids) <= prepared.UP_TO:
+        rows = _inventories_statement(len(rp_ids), len(rc_ids)).rows(
+            ctx.conn, **prepared.each('providers', rp_ids),
+            **prepared.each('classes', rc_ids))
+    else:
+        rows = ctx.conn.execute(_inventories_statement(None, None), {
+            'providers': rp_ids, 'classes': rc_ids}).all()
     inventories, used = {}, {}
-    for row in ctx.conn.execute(_INVENTORIES, {'providers': rp_ids,
-                                               'classes': rc_ids}):
-        pair = (row.resource_provider_id, row.resource_class_id)
-        inventories[pair], used[pair] = row, int(row.allocated)
+    for rp, rc, *inventory in rows:
+        inventory = _Inventory(*inventory)
+        inventories[rp, rc] = inventory
+        used[rp, rc] = int(inventory.allocated)
     return inventories, used
 
 
@@ -241,29 +265,21 @@ def replace(ctx, writes, rp_ids=None):
         _count_held(_current_rows(ctx, [w.consumer.uuid for w in writes]),
                     held, replaced)
     touched = [w for w in writes if w.allocations or held[w.consumer.uuid]]
+    if not touched:
+        return
     emptied_held = set()
     for write in touched:
         if not write.allocations:
             emptied_held |= held[write.consumer.uuid]
-    # Every provider locked is bumped when anything is written: where
-    # the database can, the locking statement bumps them too (already
-    # True), and the compare-and-set at the end is left out.
+    # Every provider locked is bumped: the locking statement bumps them,
+    # and no compare-and-set is needed at the end.
     if rp_ids is None:
-        rp_ids, generations, already = _find_and_lock(
-            ctx, request_uuids(writes), emptied_held if touched else (),
-            bump=bool(touched))
+        locked = rp_obj.lock_and_bump(ctx, request_uuids(writes),
+                                      emptied_held)
+        rp_ids = {uuid: rp for rp, (uuid, _generation) in locked.items()}
     else:
-        generations, already = None, False
+        rp_obj.lock_and_bump(ctx, (), set(rp_ids.values()) | emptied_held)
     rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
-    if not touched:
-        return
-    bumped = set(rp_ids.values()) | emptied_held
-    if generations is None:
-        found = rp_obj.lock_and_bump(ctx, (), bumped)
-        already = found is not None
-        generations = (rp_obj.lock(ctx, bumped) if found is None else
-                       {rp: generation for rp, (_uuid, generation)
-                        in found.items()})
     consumer_obj.bump_all(ctx, [write.consumer for write in touched])
     deleted = _delete_rows(ctx, [w.consumer.uuid for w in touched],
                            returning=not read_first)
@@ -279,20 +295,45 @@ def replace(ctx, writes, rp_ids=None):
             {rp: uuid for uuid, rp in rp_ids.items()},
             {rc: name for name, rc in rc_ids.items()}, replaced)
         now = db_api.utcnow()
-        ctx.conn.execute(_INSERT, [
+        _insert_rows(ctx, [
             {'resource_provider_id': rp, 'resource_class_id': rc,
              'used': amount, 'consumer_id': consumer_uuid,
              'created_at': now}
             for rp, rc, amount, consumer_uuid in new_rows])
-    if not bumped <= generations.keys():
-        raise exception.ResourceProviderConcurrentUpdateDetected()
-    if not already:
-        rp_obj.increment_generations(
-            ctx, {rp: generations[rp] for rp in bumped})
     emptied = [w.consumer.id for w in touched if not w.allocations]
     for chunk in batch.chunks(emptied):
         ctx.conn.execute(sa.delete(_CONSUMERS).where(
             _CONSUMERS.c.id.in_(chunk)))
+
+
+#: The columns of a new allocation row.
+_NEW_COLUMNS = ('resource_provider_id', 'resource_class_id', 'used',
+                'consumer_id', 'created_at')
+#: Most allocation rows inserted by a prepared statement: three
+#: providers with three classes each (a cloud's daily writes).
+_PREPARED_ROWS = prepared.UP_TO * prepared.UP_TO
+
+
+def _insert_rows(ctx, rows):
+    """Insert the allocation ``rows`` (dicts of ``_NEW_COLUMNS``): up to
+    ``_PREPARED_ROWS`` where INSERT returns rows, by a prepared statement
+    per number of rows (SQLAlchemy's executemany cost more than the
+    driver's execute, and PostgreSQL planned it at every write)."""
+    if ctx.conn.dialect.insert_returning and len(rows) <= _PREPARED_ROWS:
+        _inserting(len(rows)).rows(ctx.conn,
+                                   **prepared.each_row(_NEW_COLUMNS, rows))
+    else:
+        ctx.conn.execute(_INSERT, rows)
+
+
+@functools.lru_cache(maxsize=None)
+def _inserting(count):
+    """The INSERT of ``count`` allocation rows, returning their ids (a
+    prepared statement's rows are what it returns)."""
+    return prepared.Prepared(
+        sa.insert(_ALLOC)
+        .values(prepared.rows_of(_ALLOC, _NEW_COLUMNS, count))
+        .returning(_ALLOC.c.id))
 
 
 def _count_held(rows, held, replaced):
@@ -306,43 +347,28 @@ def _count_held(rows, held, replaced):
 def _delete_rows(ctx, consumer_uuids, returning):
     """Delete the allocations of ``consumer_uuids``; with ``returning``,
     return them as ``_current_rows`` does."""
+    if not returning:
+        for chunk in batch.chunks(consumer_uuids):
+            ctx.conn.execute(_DELETE, {'consumers': chunk})
+        return []
+    if len(consumer_uuids) <= prepared.UP_TO:
+        return _deleting(len(consumer_uuids)).rows(
+            ctx.conn, **prepared.each('consumers', consumer_uuids))
     rows = []
     for chunk in batch.chunks(consumer_uuids):
-        if returning:
-            rows.extend(ctx.conn.execute(
-                _DELETE_RETURNING, {'consumers': chunk}).all())
-        else:
-            ctx.conn.execute(_DELETE, {'consumers': chunk})
+        rows.extend(ctx.conn.execute(
+            _deleting(None), {'consumers': chunk}).all())
     return rows
 
 
-def _find_and_lock(ctx, uuids, ids, bump=False):
-    """({uuid: id} of ``uuids``, {id: generation} of those and of
-    ``ids``, whether their generations were bumped), all locked as
-    ``resource_provider.lock`` does, in one statement;
-    ResourceProviderNotFound names the first unknown uuid (in the order
-    given). With ``bump``, the statement also bumps them where the
-    database can (``resource_provider.lock_and_bump``)."""
-    uuids = list(dict.fromkeys(uuids))
-    storable = [u for u in uuids if db_api.storable(u)]
-    if bump and len(storable) == len(uuids):
-        locked = rp_obj.lock_and_bump(ctx, storable, ids)
-        if locked is not None:
-            found = {uuid: rp for rp, (uuid, _generation) in locked.items()}
-            if (any(uuid not in found for uuid in uuids)
-                    or not set(ids) <= locked.keys()):
-                # Deleted while this write waited for its lock, after
-                # the statement counted it: nothing may be kept of this
-                # attempt; the next one reports the provider unknown.
-                raise exception.ResourceProviderConcurrentUpdateDetected()
-            return found, {rp: generation for rp, (_uuid, generation)
-                           in locked.items()}, True
-    rows = rp_obj.lock_uuids_and_ids(ctx, storable, ids)
-    found = {uuid: rp for rp, uuid, _generation in rows}
-    for uuid in uuids:
-        if uuid not in found:
-            raise exception.ResourceProviderNotFound(uuid=uuid)
-    return found, {rp: generation for rp, _uuid, generation in rows}, False
+@functools.lru_cache(maxsize=None)
+def _deleting(consumers):
+    """The DELETE of ``_delete_rows`` returning what it deleted, built
+    once per number of consumers bound one by one (a prepared
+    statement), or for an expanding list (None)."""
+    stmt = sa.delete(_ALLOC).where(prepared.in_(
+        _ALLOC.c.consumer_id, 'consumers', consumers)).returning(*_HELD)
+    return stmt if consumers is None else prepared.Prepared(stmt)
 
 
 @db_api.writer
@@ -456,15 +482,15 @@ def get_by_consumer(ctx, consumer_uuid):
     view = ConsumerView(allocations={})
     if not db_api.storable(consumer_uuid):
         return view
-    rows = _OF_CONSUMER.rows(ctx.conn, consumer=consumer_uuid)
-    for rp_uuid, generation, rc, used, *_rest in rows:
+    # Every row carries the same consumer columns.
+    for (rp_uuid, rp_generation, rc, used, created, view.project_id,
+         view.user_id, view.generation, view.consumer_type) in (
+            _OF_CONSUMER.rows(ctx.conn, consumer=consumer_uuid)):
         entry = view.allocations.setdefault(
-            rp_uuid, {'generation': generation, 'resources': {}})
+            rp_uuid, {'generation': rp_generation, 'resources': {}})
         entry['resources'][rc] = used
-    if rows:
-        (_rp, _generation, _rc, _used, _created, view.project_id,
-         view.user_id, view.generation, view.consumer_type) = rows[0]
-        view.last_modified = max(row[4] for row in rows)
+        if view.last_modified is None or created > view.last_modified:
+            view.last_modified = created
     return view
 
 
@@ -496,16 +522,33 @@ def delete_by_consumer(ctx, consumer_uuid):
     # One statement, no read before it: the triggers log the providers
     # of the rows it deletes, and of two concurrent deletes the second
     # waits for the first's row locks and then deletes nothing.
-    deleted = 0
-    if db_api.storable(consumer_uuid):
-        deleted = ctx.conn.execute(_DELETE_OF_CONSUMER,
-                                   {'consumer': consumer_uuid}).rowcount
-    if not deleted:
+    if not (db_api.storable(consumer_uuid)
+            and _delete(ctx, _OF_CONSUMER_DELETED, consumer=consumer_uuid)):
         raise exception.ConsumerAllocationsNotFound(consumer=consumer_uuid)
-    ctx.conn.execute(_DELETE_CONSUMER, {'consumer': consumer_uuid})
+    _delete(ctx, _CONSUMER_DELETED, consumer=consumer_uuid)
 
 
-_DELETE_OF_CONSUMER = sa.delete(_ALLOC).where(
-    _ALLOC.c.consumer_id == sa.bindparam('consumer'))
-_DELETE_CONSUMER = sa.delete(_CONSUMERS).where(
-    _CONSUMERS.c.uuid == sa.bindparam('consumer'))
+class _Deleting:
+    """A DELETE, and where the database returns deleted rows the same
+    DELETE returning their ids as a ``prepared.Prepared``: run on the
+    driver's cursor and, on PostgreSQL, planned once per connection."""
+
+    def __init__(self, stmt, key):
+        self.stmt = stmt
+        self.returning = prepared.Prepared(stmt.returning(key))
+
+
+def _delete(ctx, deleting, **values):
+    """Run ``deleting`` (a ``_Deleting``); the number of rows deleted."""
+    if ctx.conn.dialect.delete_returning:
+        return len(deleting.returning.rows(ctx.conn, **values))
+    return ctx.conn.execute(deleting.stmt, values).rowcount
+
+
+_OF_CONSUMER_DELETED = _Deleting(
+    sa.delete(_ALLOC).where(_ALLOC.c.consumer_id == sa.bindparam('consumer')),
+    _ALLOC.c.id)
+_CONSUMER_DELETED = _Deleting(
+    sa.delete(_CONSUMERS).where(
+        _CONSUMERS.c.uuid == sa.bindparam('consumer')),
+    _CONSUMERS.c.id)

@@ -23,6 +23,7 @@ from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
 from placement.db import batch
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 
@@ -124,15 +125,14 @@ def _external_ids_of(ctx, wanted, consumers=()):
                  if values]
         with_consumers = 0 < len(consumers) <= batch.SIZE
         if asked or with_consumers:
-            stmt = _names_union(tuple(wanted[kind][0].name
-                                      for kind in asked), with_consumers)
-            params = {'values%d' % position: wanted[kind][1]
-                      for position, kind in enumerate(asked)}
+            lists = {'values%d' % position: wanted[kind][1]
+                     for position, kind in enumerate(asked)}
             if with_consumers:
                 stored = {}
-                params['consumers'] = consumers
-            for position, value, id_, generation in ctx.conn.execute(
-                    stmt, params):
+                lists['consumers'] = consumers
+            for position, value, id_, generation in _names_rows(
+                    ctx, tuple(wanted[kind][0].name for kind in asked),
+                    lists):
                 if position == len(asked):
                     stored[value] = (id_, generation)
                 else:
@@ -156,14 +156,38 @@ def _external_ids_of(ctx, wanted, consumers=()):
     return found, stored
 
 
+def _names_rows(ctx, table_names, lists):
+    """The rows of ``_names_union`` for the bound ``lists`` ({parameter:
+    values}). A write names a project, a user, often a type and a
+    consumer or two: with that few values the statement is a prepared
+    one (on PostgreSQL its planning cost more than running it)."""
+    with_consumers = 'consumers' in lists
+    if all(len(values) <= prepared.UP_TO for values in lists.values()):
+        counts = tuple(sorted((name, len(values))
+                              for name, values in lists.items()))
+        params = {}
+        for name, values in lists.items():
+            params.update(prepared.each(name, values))
+        return _names_union(table_names, with_consumers, counts).rows(
+            ctx.conn, **params)
+    return ctx.conn.execute(
+        _names_union(table_names, with_consumers), lists).all()
+
+
 @functools.lru_cache(maxsize=None)
-def _names_union(table_names, with_consumers):
+def _names_union(table_names, with_consumers, counts=None):
     """(position, value, id, generation) of the rows of each table named
     (position in ``table_names``) whose name is in the bound
     ``values<position>`` (generation NULL) and, ``with_consumers``, of
     the consumers whose uuid is in the bound ``consumers`` (position
     ``len(table_names)``), in one UNION ALL statement, built once per
-    shape."""
+    shape. The lists are expanding parameters; with ``counts`` ((list,
+    number of values) pairs) their values are bound one by one
+    (``prepared.in_``) and the statement is a ``prepared.Prepared``."""
+    sizes = dict(counts or ())
+
+    def in_(column, name):
+        return prepared.in_(column, name, sizes.get(name))
     selects = []
     for position, name in enumerate(table_names):
         table = tables.metadata.tables[name]
@@ -172,18 +196,15 @@ def _names_union(table_names, with_consumers):
             sa.select(sa.literal(position).label('kind'),
                       column.label('value'), table.c.id,
                       sa.cast(sa.null(), sa.Integer).label('generation'))
-            .where(column.in_(sa.bindparam('values%d' % position,
-                                           expanding=True))))
+            .where(in_(column, 'values%d' % position)))
     if with_consumers:
         selects.append(
             sa.select(sa.literal(len(table_names)).label('kind'),
                       _CONSUMERS.c.uuid.label('value'), _CONSUMERS.c.id,
                       _CONSUMERS.c.generation)
-            .where(_CONSUMERS.c.uuid.in_(
-                sa.bindparam('consumers', expanding=True))))
-    if len(selects) == 1:
-        return selects[0]
-    return sa.union_all(*selects)
+            .where(in_(_CONSUMERS.c.uuid, 'consumers')))
+    stmt = selects[0] if len(selects) == 1 else sa.union_all(*selects)
+    return stmt if counts is None else prepared.Prepared(stmt)
 
 
 def _read_ids(ctx, table, values, every=False):
@@ -211,11 +232,27 @@ def _insert_one(ctx, row):
     return True
 
 
+#: The columns ``prepare_all`` gives a new consumer record.
+_NEW_COLUMNS = ('uuid', 'project_id', 'user_id', 'consumer_type_id',
+                'generation', 'created_at')
+
+
 @functools.lru_cache(maxsize=None)
-def _skipping_insert(dialect):
-    return (_SKIPPING_INSERTS[dialect](_CONSUMERS).on_conflict_do_nothing()
-            .returning(_CONSUMERS.c.uuid, _CONSUMERS.c.id,
-                       _CONSUMERS.c.generation))
+def _skipping_insert(dialect, count=None):
+    """The insert of ``_insert`` where the database can skip conflicting
+    rows, returning (uuid, id, generation) of those it inserted: for a
+    list of rows (``count`` None), or as a ``prepared.Prepared`` of
+    ``count`` rows whose values are bound one by one
+    (``prepared.rows_of``):
+    a write creates one consumer or two, and SQLAlchemy's execute cost
+    more than the driver's."""
+    insert = _SKIPPING_INSERTS[dialect](_CONSUMERS)
+    if count is not None:
+        insert = insert.values(prepared.rows_of(_CONSUMERS, _NEW_COLUMNS,
+                                                count))
+    stmt = insert.on_conflict_do_nothing().returning(
+        _CONSUMERS.c.uuid, _CONSUMERS.c.id, _CONSUMERS.c.generation)
+    return stmt if count is None else prepared.Prepared(stmt)
 
 
 def _insert(ctx, rows):
@@ -231,13 +268,18 @@ def _insert(ctx, rows):
     created are told apart from the others.
     """
     rows = sorted(rows, key=lambda row: row['uuid'])
-    if ctx.conn.dialect.name in _SKIPPING_INSERTS:
-        stmt = _skipping_insert(ctx.conn.dialect.name)
+    dialect = ctx.conn.dialect.name
+    if dialect in _SKIPPING_INSERTS and len(rows) <= prepared.UP_TO:
+        returned = {uuid: (id_, generation) for uuid, id_, generation
+                    in _skipping_insert(dialect, len(rows)).rows(
+                        ctx.conn, **prepared.each_row(_NEW_COLUMNS, rows))}
+        return set(returned), returned
+    if dialect in _SKIPPING_INSERTS:
         returned = {}
         for chunk in batch.chunks(rows):
             returned.update(
                 (uuid, (id_, generation)) for uuid, id_, generation
-                in ctx.conn.execute(stmt, chunk))
+                in ctx.conn.execute(_skipping_insert(dialect), chunk))
         return set(returned), returned
     created = set()
     for chunk in batch.chunks(rows):

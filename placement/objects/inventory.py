@@ -153,9 +153,9 @@ def _classes_in_use(ctx, provider_id, class_ids):
     return list(rows.scalars())
 
 
-def _in_use_error(provider, names):
+def _in_use_error(uuid, names):
     return exception.InventoryInUse(resource_classes=', '.join(names),
-                                    provider=provider.uuid)
+                                    provider=uuid)
 
 
 @db_api.writer
@@ -208,15 +208,8 @@ def replace_all(ctx, provider, records, generation=None, min_capacity=None):
     has allocations (InventoryInUse), and bumps the generation even when
     nothing changes. Returns the new generation.
     """
-    return _replace_locked(ctx, provider, _locked_generation(ctx, provider),
-                           records, generation, min_capacity)
-
-
-@dataclasses.dataclass
-class _Locked:
-    """What a write needs of a provider it found by uuid and locked."""
-    id: int
-    uuid: str
+    return replace_all_by_uuid(ctx, provider.uuid, records, generation,
+                               min_capacity)
 
 
 @db_api.writer
@@ -224,38 +217,21 @@ def replace_all_by_uuid(ctx, uuid, records, generation, min_capacity):
     """``replace_all`` of the provider ``uuid``, found and locked by one
     statement in the write's own transaction (no read of the provider
     before it). ResourceProviderNotFound if there is none."""
-    uuids = [uuid] if db_api.storable(uuid) else []
-    # The generation is bumped by the lock where the database can: a
-    # refused write rolls the bump back with the rest.
-    bumped = rp_obj.lock_and_bump(ctx, uuids, []) if uuids else None
-    if bumped is not None:
-        [(provider_id, (provider_uuid, current))] = bumped.items()
-        return _replace_locked(ctx, _Locked(provider_id, provider_uuid),
-                               current, records, generation, min_capacity,
-                               bumped=True)
-    rows = rp_obj.lock_uuids_and_ids(ctx, uuids, [])
-    if not rows:
-        raise exception.ResourceProviderNotFound(uuid=uuid)
-    [(provider_id, provider_uuid, current)] = rows
-    return _replace_locked(ctx, _Locked(provider_id, provider_uuid), current,
-                           records, generation, min_capacity)
-
-
-def _replace_locked(ctx, provider, current, records, generation,
-                    min_capacity, bumped=False):
-    """``replace_all`` once the provider is locked at generation
-    ``current`` (and, ``bumped``, already moved to the next one)."""
+    # The generation is bumped by the lock: a refused write rolls the
+    # bump back with the rest.
+    [(provider_id, (uuid, current))] = rp_obj.lock_and_bump(
+        ctx, [uuid], []).items()
     _check_generation(current, generation)
     ids = rc_obj.ids_by_name(ctx, list(records))
     records = {name: with_defaults(record)
                for name, record in records.items()}
     for name, record in records.items():
-        check_capacity(provider.uuid, name, record, min_capacity)
-    existing = dict(_EXISTING.rows(ctx.conn, provider=provider.id))
+        check_capacity(uuid, name, record, min_capacity)
+    existing = dict(_EXISTING.rows(ctx.conn, provider=provider_id))
     dropped = set(existing) - set(ids.values())
-    in_use = _classes_in_use(ctx, provider.id, dropped)
+    in_use = _classes_in_use(ctx, provider_id, dropped)
     if in_use:
-        raise _in_use_error(provider, in_use)
+        raise _in_use_error(uuid, in_use)
     if dropped:
         ctx.conn.execute(sa.delete(_INV).where(
             _INV.c.id.in_([existing[c] for c in dropped])))
@@ -265,15 +241,13 @@ def _replace_locked(ctx, provider, current, records, generation,
                for name, record in records.items() if ids[name] in existing]
     if updated:
         ctx.conn.execute(_UPDATE_BY_ID, updated)
-    created = [dict(record, resource_provider_id=provider.id,
+    created = [dict(record, resource_provider_id=provider_id,
                     resource_class_id=ids[name], created_at=now)
                for name, record in records.items()
                if ids[name] not in existing]
     if created:
         ctx.conn.execute(sa.insert(_INV), created)
-    if bumped:
-        return current + 1
-    return rp_obj.increment_generation(ctx, provider.id, current)
+    return current + 1
 
 
 #: Prepared: every PUT of inventories reads it.
@@ -295,7 +269,7 @@ def delete(ctx, provider, resource_class):
     class_id = rc_obj.ids_by_name(ctx, [resource_class])[resource_class]
     generation = _locked_generation(ctx, provider)
     if _classes_in_use(ctx, provider.id, [class_id]):
-        raise _in_use_error(provider, [resource_class])
+        raise _in_use_error(provider.uuid, [resource_class])
     result = ctx.conn.execute(sa.delete(_INV).where(
         _INV.c.resource_provider_id == provider.id,
         _INV.c.resource_class_id == class_id))

@@ -180,35 +180,20 @@ def lock_uuids_and_ids(ctx, uuids, ids):
         params).all()
 
 
-#: Most uuids, and most ids, that ``lock_and_bump`` binds one by one in
-#: a statement prepared per shape (see ``placement.db.prepared``): the
-#: writes of a cloud's daily traffic name one to three providers.
-_PREPARED_UP_TO = 3
-
-
-def _in(column, name, count):
-    """``column IN`` the expanding bound list ``name`` (``count`` None),
-    or ``count`` single bound parameters ``name0``, ``name1``..."""
-    if count is None:
-        return column.in_(sa.bindparam(name, expanding=True))
-    return column.in_([sa.bindparam('%s%d' % (name, index), type_=column.type)
-                       for index in range(count)])
-
-
 @functools.lru_cache(maxsize=None)
 def _lock_and_bump_statement(dialect, uuids, ids):
     """``_lock_statement``'s locking read as the subquery of the UPDATE
     that bumps the generations of the rows it locked, returning (id,
     uuid, new generation). ``uuids``/``ids``: False for no such term,
     None for an expanding list, else a number of single parameters (see
-    ``_in``). With uuids it changes nothing unless all of them exist
-    (``found``, the number of them)."""
+    ``prepared.in_``). With uuids it changes nothing unless all of them
+    exist (``found``, the number of them)."""
     locked = _RP.alias('locked')
     terms = []
     if uuids is not False:
-        terms.append(_in(locked.c.uuid, 'uuids', uuids))
+        terms.append(prepared.in_(locked.c.uuid, 'uuids', uuids))
     if ids is not False:
-        terms.append(_in(locked.c.id, 'ids', ids))
+        terms.append(prepared.in_(locked.c.id, 'ids', ids))
     selected = (sa.select(locked.c.id).where(sa.or_(*terms))
                 .order_by(locked.c.id))
     if dialect != 'sqlite':
@@ -218,7 +203,8 @@ def _lock_and_bump_statement(dialect, uuids, ids):
         named = _RP.alias('named')
         where.append(
             sa.select(sa.func.count()).select_from(named)
-            .where(_in(named.c.uuid, 'uuids', uuids)).scalar_subquery()
+            .where(prepared.in_(named.c.uuid, 'uuids', uuids))
+            .scalar_subquery()
             == sa.bindparam('found', type_=sa.Integer))
     stmt = (sa.update(_RP).where(*where)
             .values(generation=_RP.c.generation + 1,
@@ -231,25 +217,65 @@ def _lock_and_bump_statement(dialect, uuids, ids):
 
 def lock_and_bump(ctx, uuids, ids):
     """Lock the providers with these uuids or ids as
-    ``lock_uuids_and_ids`` does and increment their generations, in one
-    statement: {id: (uuid, generation before)}. A write that bumps every
-    provider it locks saves the compare-and-set at its end, which the
-    lock makes certain to succeed. Up to ``_PREPARED_UP_TO`` of each,
-    the statement is prepared: planning its subqueries cost PostgreSQL
-    more than running them.
+    ``lock_uuids_and_ids`` does and increment their generations:
+    {id: (uuid, generation before)} of every one of them. A write that
+    bumps every provider it locks saves the compare-and-set at its end,
+    which the lock makes certain to succeed.
 
-    None, with nothing changed, where the database cannot return what an
-    UPDATE changed (MySQL) or when one of ``uuids`` does not exist: the
-    caller then locks and bumps apart, and reports the unknown one.
+    Raises ResourceProviderNotFound, with nothing changed, naming the
+    first of ``uuids`` (in the order given) that does not exist; and
+    ResourceProviderConcurrentUpdateDetected when one of them, or of
+    ``ids``, was deleted while this write waited for its lock: nothing
+    may be kept of the attempt, the next one reports it unknown.
     """
-    uuids, ids = sorted(set(uuids)), sorted(set(ids))
-    if not ctx.conn.dialect.update_returning or not (uuids or ids):
-        return None
-    params = {'now': db_api.utcnow(), 'found': len(uuids)}
-    if len(uuids) <= _PREPARED_UP_TO and len(ids) <= _PREPARED_UP_TO:
-        params.update(('uuids%d' % index, uuid)
-                      for index, uuid in enumerate(uuids))
-        params.update(('ids%d' % index, rp) for index, rp in enumerate(ids))
+    uuids = list(dict.fromkeys(uuids))
+    ids = sorted(set(ids))
+    if not uuids and not ids:
+        return {}
+    rows = []
+    if all(db_api.storable(uuid) for uuid in uuids):
+        rows = _bump_locked(ctx, sorted(uuids), ids)
+    if uuids and not rows:
+        _raise_unknown(ctx, uuids, ids)
+    locked = {rp: (uuid, generation) for rp, uuid, generation in rows}
+    named = {uuid for uuid, _generation in locked.values()}
+    if (any(uuid not in named for uuid in uuids)
+            or not set(ids) <= locked.keys()):
+        raise exception.ResourceProviderConcurrentUpdateDetected()
+    return locked
+
+
+def _raise_unknown(ctx, uuids, ids):
+    """Why the bumping lock of ``uuids`` and ``ids`` changed nothing:
+    ResourceProviderNotFound for the first unknown uuid, else (all of
+    them exist now) a race."""
+    found = {uuid for _rp, uuid, _generation in lock_uuids_and_ids(
+        ctx, [uuid for uuid in uuids if db_api.storable(uuid)], ids)}
+    for uuid in uuids:
+        if uuid not in found:
+            raise exception.ResourceProviderNotFound(uuid=uuid)
+    raise exception.ResourceProviderConcurrentUpdateDetected()
+
+
+def _bump_locked(ctx, uuids, ids):
+    """[(id, uuid, generation before)] of the providers locked and
+    bumped, or [] with nothing changed when one of ``uuids`` does not
+    exist. One statement where UPDATE returns rows (PostgreSQL, SQLite;
+    up to ``prepared.UP_TO`` of each, prepared: planning its subqueries
+    cost PostgreSQL more than running them); elsewhere (MySQL, MariaDB)
+    the locking read, then the UPDATE of the rows it locked."""
+    now = db_api.utcnow()
+    if not ctx.conn.dialect.update_returning:
+        rows = lock_uuids_and_ids(ctx, uuids, ids)
+        if not set(uuids) <= {uuid for _rp, uuid, _generation in rows}:
+            return []
+        ctx.conn.execute(_BUMP, {'ids': [rp for rp, _u, _g in rows],
+                                 'now': now})
+        return rows
+    params = {'now': now, 'found': len(uuids)}
+    if len(uuids) <= prepared.UP_TO and len(ids) <= prepared.UP_TO:
+        params.update(prepared.each('uuids', uuids))
+        params.update(prepared.each('ids', ids))
         rows = _lock_and_bump_statement(
             ctx.conn.dialect.name, len(uuids) if uuids else False,
             len(ids) if ids else False).rows(ctx.conn, **params)
@@ -258,9 +284,14 @@ def lock_and_bump(ctx, uuids, ids):
         rows = ctx.conn.execute(_lock_and_bump_statement(
             ctx.conn.dialect.name, None if uuids else False,
             None if ids else False), params).all()
-    if not rows:
-        return None
-    return {rp: (uuid, generation - 1) for rp, uuid, generation in rows}
+    return [(rp, uuid, generation - 1) for rp, uuid, generation in rows]
+
+
+#: The bump of rows ``_bump_locked`` locked where UPDATE cannot return
+#: them: under the lock, no compare-and-set is needed.
+_BUMP = (sa.update(_RP).where(_RP.c.id.in_(_IDS))
+         .values(generation=_RP.c.generation + 1,
+                 updated_at=sa.bindparam('now')))
 
 
 _INCREMENT = (
@@ -283,26 +314,6 @@ def increment_generation(ctx, provider_id, expected):
     if result.rowcount != 1:
         raise exception.ResourceProviderConcurrentUpdateDetected()
     return expected + 1
-
-
-def increment_generations(ctx, expected):
-    """``increment_generation`` of every provider of ``expected`` ({id:
-    generation read under its lock}) in one statement: a write that
-    bumps many providers makes one round trip, not one per provider."""
-    if len(expected) == 1:
-        [(provider_id, generation)] = expected.items()
-        increment_generation(ctx, provider_id, generation)
-        return
-    if not expected:
-        return
-    result = ctx.conn.execute(
-        sa.update(_RP)
-        .where(_RP.c.id.in_(sorted(expected)),
-               _RP.c.generation == sa.case(expected, value=_RP.c.id))
-        .values(generation=_RP.c.generation + 1,
-                updated_at=db_api.utcnow()))
-    if result.rowcount != len(expected):
-        raise exception.ResourceProviderConcurrentUpdateDetected()
 
 
 # -- create ---------------------------------------------------------------

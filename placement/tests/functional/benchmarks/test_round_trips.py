@@ -89,6 +89,44 @@ def test_postgresql_plans_put_inventories_reads_once(cloud):
         assert 'UPDATE inventories' in planned[0], sent
 
 
+def test_postgresql_plans_allocation_writes_once(cloud):
+    """Of PUT and POST allocations, only the consumers' compare-and-set
+    is planned at every request: the lookup of the project, user, type
+    and consumer ids, the insert of a new consumer, the provider lock,
+    the delete of the old rows, the inventory read and the insert of
+    the new rows are prepared on the server (planning each cost more
+    than running it)."""
+    backend, cloud = cloud
+    if backend != 'postgresql':
+        pytest.skip('statements are prepared on the server on PostgreSQL')
+    round_trips.measure(cloud, 1)  # creates the MIGRATION consumer type
+    found = round_trips.measure(cloud, 2)
+    for kind in ('PUT allocations', 'POST allocations'):
+        for statements, _, _ in found[kind]:
+            # A statement is prepared once per connection: PREPARE is
+            # extra.
+            planned = [sql for sql, _seconds in statements
+                       if sql not in ('BEGIN (implicit)', 'COMMIT')
+                       and not sql.startswith(('PREPARE ', 'EXECUTE ',
+                                               'UPDATE consumers '))]
+            assert not planned, statements
+
+
+def test_postgresql_plans_delete_allocations_once(cloud):
+    """Both statements of DELETE /allocations/{consumer} are prepared on
+    the server."""
+    backend, cloud = cloud
+    if backend != 'postgresql':
+        pytest.skip('statements are prepared on the server on PostgreSQL')
+    found = round_trips.measure(cloud, 2)
+    for statements, _, _ in found['DELETE allocations']:
+        sent = [sql for sql, _seconds in statements
+                if sql not in ('BEGIN (implicit)', 'COMMIT')
+                and not sql.startswith('PREPARE ')]
+        assert len(sent) == 2 and all(
+            sql.startswith('EXECUTE ') for sql in sent), sent
+
+
 def test_the_report_lists_every_kind_and_the_statements_asked_for(cloud):
     _backend, cloud = cloud
     found = round_trips.measure(cloud, 1)

@@ -338,26 +338,17 @@ def test_refused_allocation_writes_log_nothing(ctx, computes):
 def test_provider_generation_race_retries_and_logs_once(
         ctx, computes, monkeypatch):
     cn1, _cn2 = computes
-    real = rp_obj.increment_generation
     real_lock_and_bump = rp_obj.lock_and_bump
     calls = []
 
-    def flaky(ctx, provider_id, expected):
-        calls.append(provider_id)
+    def bumped_then_lost(ctx, uuids, ids):
+        # The race is lost after the bump, which the retry's rollback
+        # must leave unlogged.
+        found = real_lock_and_bump(ctx, uuids, ids)
+        calls.append(sorted(found))
         if len(calls) == 1:
             raise exception.ResourceProviderConcurrentUpdateDetected()
-        return real(ctx, provider_id, expected)
-
-    def bumped_then_lost(ctx, uuids, ids):
-        # Where the lock bumps the generation: the race is lost after
-        # the bump, which the retry's rollback must leave unlogged.
-        found = real_lock_and_bump(ctx, uuids, ids)
-        if found is not None:
-            calls.append(sorted(found))
-            if len(calls) == 1:
-                raise exception.ResourceProviderConcurrentUpdateDetected()
         return found
-    monkeypatch.setattr(rp_obj, 'increment_generation', flaky)
     monkeypatch.setattr(rp_obj, 'lock_and_bump', bumped_then_lost)
     with _logged(ctx) as logged:
         alloc_obj.write(ctx, [_request(str(uuid.uuid4()),

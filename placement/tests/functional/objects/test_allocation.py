@@ -112,25 +112,16 @@ def test_generation_mismatch_prepares_nothing(ctx, provider):
 
 def _losing_races(monkeypatch, losses):
     """Make the first ``losses`` writes find a provider changed under
-    them: where the lock bumps the generations, a provider deleted while
-    the write waited for it; elsewhere, a lost compare-and-set."""
+    them (deleted while the write waited for its lock)."""
     calls = []
-
-    def flaky(real):
-        def losing(*args, **kwargs):
-            calls.append(args)
-            if len(calls) <= losses:
-                raise exception.ResourceProviderConcurrentUpdateDetected()
-            return real(*args, **kwargs)
-        return losing
-    monkeypatch.setattr(rp_obj, 'increment_generation',
-                        flaky(rp_obj.increment_generation))
     lock_and_bump = rp_obj.lock_and_bump
 
-    def bumped_or_lost(ctx, uuids, ids):
-        found = lock_and_bump(ctx, uuids, ids)
-        return None if found is None else flaky(lambda *_: found)(ctx)
-    monkeypatch.setattr(rp_obj, 'lock_and_bump', bumped_or_lost)
+    def losing(*args, **kwargs):
+        calls.append(args)
+        if len(calls) <= losses:
+            raise exception.ResourceProviderConcurrentUpdateDetected()
+        return lock_and_bump(*args, **kwargs)
+    monkeypatch.setattr(rp_obj, 'lock_and_bump', losing)
     return calls
 
 
@@ -257,26 +248,30 @@ def test_providers_are_looked_up_once_per_write(ctx, provider):
     assert len(lookups) == 1, sent
 
 
-def test_the_lock_bumps_the_generations_where_it_can(ctx, provider):
+def test_the_lock_bumps_the_generations(ctx, provider):
     """The locking statement bumps the providers it locks: no
-    compare-and-set after it (MySQL cannot return updated rows)."""
+    compare-and-set after it. Where UPDATE cannot return rows (MariaDB)
+    the locking read comes before it."""
     sent = fixtures.statements_sent(
         ctx, _write, ctx, provider, {str(uuid.uuid4()): 1}, prepared_too=True)
     bumps = [s for s in sent if s.startswith('UPDATE resource_providers')]
     assert len(bumps) == 1, sent
+    reads = [s for s in sent if s.startswith('SELECT ')
+             and 'FROM resource_providers ' in s]
     if ctx.db.engine.dialect.update_returning:
         # SQLite's writer already holds the database's write lock.
         if ctx.db.engine.dialect.name != 'sqlite':
             assert ' FOR UPDATE' in bumps[0], bumps
-        assert not any(s.startswith('SELECT ') and 'FROM resource_providers '
-                       in s for s in sent), sent
+        assert not reads, sent
+    else:
+        assert len(reads) == 1 and ' FOR UPDATE' in reads[0], sent
     assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
         provider.generation + 1)
 
 
 @pytest.mark.parametrize('count', [1, 3, 4, 7])
 def test_the_bumping_lock_of_many_providers(ctx, count):
-    """Up to ``_PREPARED_UP_TO`` providers the bumping lock is a
+    """Up to ``prepared.UP_TO`` providers the bumping lock is a
     prepared statement, above it one with an expanding list: both lock
     and bump exactly the providers named, and check they all exist."""
     providers = []
@@ -318,19 +313,17 @@ def test_a_provider_deleted_while_locking_is_a_race(ctx, provider,
     """A provider counted by the bumping lock but deleted before it got
     its row (another transaction held it) rolls the attempt back as a
     race; the retry then reports the provider unknown."""
-    if not ctx.db.engine.dialect.update_returning:
-        pytest.skip('the lock bumps only where UPDATE returns rows')
     other = rp_obj.create(ctx, str(uuid.uuid4()), 'other')
-    real = rp_obj.lock_and_bump
+    real = rp_obj._bump_locked
     seen = []
 
     def gone_meanwhile(ctx_, uuids, ids):
-        found = real(ctx_, uuids, ids)
-        seen.append(found)
+        rows = real(ctx_, uuids, ids)
+        seen.append(rows)
         if len(seen) == 1:
-            found = {rp: row for rp, row in found.items() if rp != other.id}
-        return found
-    monkeypatch.setattr(rp_obj, 'lock_and_bump', gone_meanwhile)
+            rows = [row for row in rows if row[0] != other.id]
+        return rows
+    monkeypatch.setattr(rp_obj, '_bump_locked', gone_meanwhile)
     consumer = str(uuid.uuid4())
     with pytest.raises(exception.ResourceProviderConcurrentUpdateDetected):
         alloc_obj.write(ctx, [_request(consumer, {
@@ -387,18 +380,6 @@ def test_provider_generations_bumped_in_one_statement(ctx, provider):
         uuid_: generation + 1 for uuid_, generation in before.items()}
 
 
-def test_generations_compare_and_set_together(ctx, provider):
-    """One stale generation refuses the bump of all (the transaction
-    then rolls back)."""
-    other = rp_obj.create(ctx, str(uuid.uuid4()), 'other')
-    fresh = rp_obj.get_by_uuid(ctx, other.uuid)
-    stale = {provider.id: provider.generation - 1,
-             other.id: fresh.generation}
-    with pytest.raises(exception.ResourceProviderConcurrentUpdateDetected):
-        db_api.writer(rp_obj.increment_generations)(ctx, stale)
-    assert rp_obj.get_by_uuid(ctx, other.uuid).generation == fresh.generation
-
-
 def test_deleting_a_consumer_takes_two_statements(ctx, provider):
     consumer = str(uuid.uuid4())
     _write(ctx, provider, {consumer: 1})
@@ -409,3 +390,31 @@ def test_deleting_a_consumer_takes_two_statements(ctx, provider):
     assert alloc_obj.get_by_consumer(ctx, consumer).allocations == {}
     with pytest.raises(exception.ConsumerAllocationsNotFound):
         alloc_obj.delete_by_consumer(ctx, consumer)
+
+
+@pytest.mark.parametrize('count', [1, 9, 10])
+def test_new_rows_are_stored_as_prepared(ctx, count):
+    """Up to ``_PREPARED_ROWS`` allocation rows are inserted by a
+    statement prepared per number of rows, above it by a list insert:
+    both store every column in one statement."""
+    classes = ['VCPU', 'MEMORY_MB', 'DISK_GB', 'IPV4_ADDRESS', 'PCPU']
+    providers = []
+    for index in range(2):
+        rp = rp_obj.create(ctx, str(uuid.uuid4()), 'node-%d' % index)
+        inv_obj.replace_all(ctx, rp, {rc: {'total': 100} for rc in classes})
+        providers.append(rp.uuid)
+    pairs = [(rp, rc) for rp in providers for rc in classes][:count]
+    allocations = {}
+    for position, (rp, rc) in enumerate(pairs):
+        allocations.setdefault(rp, {})[rc] = position + 1
+    consumer = str(uuid.uuid4())
+    before = db_api.utcnow()
+    sent = fixtures.statements_sent(
+        ctx, alloc_obj.write, ctx, [_request(consumer, allocations)], 0,
+        prepared_too=True)
+    assert len([s for s in sent
+                if s.startswith('INSERT INTO allocations')]) == 1, sent
+    view = alloc_obj.get_by_consumer(ctx, consumer)
+    assert {rp: entry['resources']
+            for rp, entry in view.allocations.items()} == allocations
+    assert before <= view.last_modified <= db_api.utcnow()

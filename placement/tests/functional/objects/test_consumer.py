@@ -3,13 +3,12 @@ consumers of a request, chunked, with the per-consumer semantics kept
 (generation checks in request order, records created in the write's
 transaction, concurrent creations told apart)."""
 
-import contextlib
 import uuid
 
 import pytest
 import sqlalchemy as sa
-from sqlalchemy import event
 
+from placement.db import api as db_api
 from placement.db import batch
 from placement.db import tables
 from placement import exception
@@ -32,20 +31,6 @@ def providers(ctx):
                                       for rc in CLASSES})
         found.append(rp_obj.get_by_uuid(ctx, rp.uuid))
     return found
-
-
-@contextlib.contextmanager
-def _statements(ctx):
-    """A list that collects the statements sent meanwhile."""
-    sent = []
-
-    def seen(_conn, _cursor, statement, *_args):
-        sent.append(statement)
-    event.listen(ctx.db.engine, 'before_cursor_execute', seen)
-    try:
-        yield sent
-    finally:
-        event.remove(ctx.db.engine, 'before_cursor_execute', seen)
 
 
 def _requests(providers, count, project='proj', **consumer_args):
@@ -78,8 +63,8 @@ def test_statements_do_not_grow_with_consumers(ctx, providers):
     for count in (10, 1000):
         requests = _requests(providers, count, project='p%d' % count,
                              generation=None, consumer_type='INSTANCE')
-        with _statements(ctx) as sent:
-            alloc_obj.write(ctx, requests, 0)
+        sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx, requests,
+                                        0, prepared_too=True)
         counts.append(len(sent))
     chunks = 1000 // batch.SIZE + 1
     assert counts[1] - counts[0] <= 8 * chunks, counts
@@ -249,8 +234,8 @@ def test_names_and_consumers_are_read_by_one_statement(ctx, providers):
     requests = _requests(providers, 2, generation=None,
                          consumer_type='INSTANCE')
     existing[0].consumer['generation'] = 1
-    with _statements(ctx) as sent:
-        alloc_obj.write(ctx, requests + existing, 0)
+    sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx,
+                                    requests + existing, 0, prepared_too=True)
     reads = [s for s in sent if s.lstrip().startswith('SELECT') and (
         'FROM consumers' in s or 'FROM projects' in s)]
     expected = 3 if fixtures.backend_name() == 'mysql' else 1
@@ -259,3 +244,27 @@ def test_names_and_consumers_are_read_by_one_statement(ctx, providers):
                              for r in requests + existing])
     assert [records[r.consumer['uuid']][0]
             for r in requests + existing] == [1, 1, 2]
+
+
+@pytest.mark.parametrize('count', [1, 3, 4])
+def test_new_consumers_are_stored_as_prepared(ctx, providers, count):
+    """Up to ``prepared.UP_TO`` new consumers are inserted by a statement
+    prepared per number of rows, above it by a list insert: both store
+    every column, the creation time among them, and the consumers are
+    created by the one insert (MySQL: in a savepoint)."""
+    before = db_api.utcnow()
+    requests = _requests(providers, count, generation=None,
+                         consumer_type='INSTANCE')
+    sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx, requests, 0,
+                                    prepared_too=True)
+    assert len([s for s in sent
+                if s.startswith('INSERT INTO consumers')]) == 1, sent
+    c = tables.consumers
+    with ctx.db.transaction(write=False) as conn:
+        created = conn.execute(sa.select(c.c.created_at).where(
+            c.c.uuid.in_([r.consumer['uuid'] for r in requests]))).scalars()
+        created = list(created)
+    assert len(created) == count
+    assert all(before <= when <= db_api.utcnow() for when in created)
+    assert set(_records(ctx, [r.consumer['uuid'] for r in requests])
+               .values()) == {(1, 'proj', 'user', 'INSTANCE')}

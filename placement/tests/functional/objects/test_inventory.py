@@ -142,7 +142,7 @@ def test_replace_by_uuid_finds_and_locks_the_provider_in_one_statement(
         assert reads[0].startswith('UPDATE resource_providers'), sent
         assert len(sent) == 3, sent
     else:
-        assert len(sent) == 4, sent     # lock, existing rows, update, bump
+        assert len(sent) == 4, sent     # lock, bump, existing rows, update
     assert rp_obj.get_by_uuid(ctx, provider.uuid).generation == (
         provider.generation + 1)
     assert {i.resource_class: (i.total, i.reserved)

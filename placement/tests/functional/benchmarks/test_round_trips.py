@@ -58,6 +58,14 @@ def test_every_request_of_the_mix_stays_within_its_budget(cloud):
                for _, _, cpu in samples)
 
 
+def _sent(statements):
+    """The statements of one request other than its transaction's edges
+    and the PREPAREs (a statement is prepared once per connection)."""
+    return [sql for sql, _seconds in statements
+            if sql not in ('BEGIN (implicit)', 'COMMIT')
+            and not sql.startswith('PREPARE ')]
+
+
 def test_postgresql_plans_the_consumer_allocations_read_once(cloud):
     """GET /allocations/{consumer} joins six tables: planned on every
     call, it cost the server ten times what running it did."""
@@ -80,10 +88,7 @@ def test_postgresql_plans_put_inventories_reads_once(cloud):
         pytest.skip('statements are prepared on the server on PostgreSQL')
     found = round_trips.measure(cloud, 2)
     for statements, _, _ in found['PUT inventories']:
-        # A statement is prepared once per connection: PREPARE is extra.
-        sent = [sql for sql, _seconds in statements
-                if sql not in ('BEGIN (implicit)', 'COMMIT')
-                and not sql.startswith('PREPARE ')]
+        sent = _sent(statements)
         planned = [sql for sql in sent if not sql.startswith('EXECUTE ')]
         assert len(sent) == 3 and len(planned) == 1, sent
         assert 'UPDATE inventories' in planned[0], sent
@@ -103,12 +108,9 @@ def test_postgresql_plans_allocation_writes_once(cloud):
     found = round_trips.measure(cloud, 2)
     for kind in ('PUT allocations', 'POST allocations'):
         for statements, _, _ in found[kind]:
-            # A statement is prepared once per connection: PREPARE is
-            # extra.
-            planned = [sql for sql, _seconds in statements
-                       if sql not in ('BEGIN (implicit)', 'COMMIT')
-                       and not sql.startswith(('PREPARE ', 'EXECUTE ',
-                                               'UPDATE consumers '))]
+            planned = [sql for sql in _sent(statements)
+                       if not sql.startswith(('EXECUTE ',
+                                              'UPDATE consumers '))]
             assert not planned, statements
 
 
@@ -120,9 +122,7 @@ def test_postgresql_plans_delete_allocations_once(cloud):
         pytest.skip('statements are prepared on the server on PostgreSQL')
     found = round_trips.measure(cloud, 2)
     for statements, _, _ in found['DELETE allocations']:
-        sent = [sql for sql, _seconds in statements
-                if sql not in ('BEGIN (implicit)', 'COMMIT')
-                and not sql.startswith('PREPARE ')]
+        sent = _sent(statements)
         assert len(sent) == 2 and all(
             sql.startswith('EXECUTE ') for sql in sent), sent
 

@@ -122,6 +122,15 @@ class Cursor(collections.namedtuple('Cursor', ['high', 'gaps'])):
     """Where a reader is: the highest id seen and the open gaps (a tuple
     of Gap). Pass it back to ``read`` as ``since``."""
 
+    __slots__ = ()
+
+    @property
+    def place(self):
+        """The highest id and the open gaps' ids: what a read from this
+        cursor finds. Readers at one place may share a read, whichever
+        read noticed their gaps (when, and under which snapshot)."""
+        return self.high, tuple(gap.id for gap in self.gaps)
+
 
 Changes = collections.namedtuple('Changes',
                                  ['version', 'provider_ids', 'prune_to'])

@@ -65,22 +65,23 @@ class LogFollower:
     def refresh(self, conn, clock=time.monotonic, reads=None):
         """Bring the state up to date with what ``conn`` sees.
 
-        ``reads`` ({cursor: log read}), shared by the followers one
-        request refreshes, lets a follower at the cursor another has
-        just read from take that read instead of asking again: a
-        filtered provider listing refreshes both the provider index and
-        the listed rows, usually at the same cursor."""
+        ``reads`` ({cursor place: log read}), shared by the followers
+        one request refreshes, lets a follower at the place in the log
+        another has just read from take that read instead of asking
+        again: a filtered provider listing refreshes both the provider
+        index and the listed rows, usually at the same place."""
         self._refresh(conn, clock, reads)
 
     def _refresh(self, conn, clock, reads=None):
         """``refresh``; return (the log read, whether everything was
         loaded)."""
         try:
-            log = None if reads is None else reads.get(self.version)
+            place = self.version and self.version.place
+            log = None if reads is None else reads.get(place)
             if log is None:
                 log = changes.read(conn, self.version)
                 if reads is not None:
-                    reads[self.version] = log
+                    reads[place] = log
             now = clock()
             full = (log.provider_ids is None or self.loaded_at is None
                     or now - self.loaded_at > self.reload_after)

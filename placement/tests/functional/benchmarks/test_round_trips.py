@@ -58,6 +58,16 @@ def test_every_request_of_the_mix_stays_within_its_budget(cloud):
                for _, _, cpu in samples)
 
 
+@pytest.fixture
+def pg_cloud(cloud):
+    """The cloud, on PostgreSQL only: statements are prepared on the
+    server there."""
+    backend, cloud = cloud
+    if backend != 'postgresql':
+        pytest.skip('statements are prepared on the server on PostgreSQL')
+    return cloud
+
+
 def _sent(statements):
     """The statements of one request other than its transaction's edges
     and the PREPAREs (a statement is prepared once per connection)."""
@@ -66,27 +76,21 @@ def _sent(statements):
             and not sql.startswith('PREPARE ')]
 
 
-def test_postgresql_plans_the_consumer_allocations_read_once(cloud):
+def test_postgresql_plans_the_consumer_allocations_read_once(pg_cloud):
     """GET /allocations/{consumer} joins six tables: planned on every
     call, it cost the server ten times what running it did."""
-    backend, cloud = cloud
-    if backend != 'postgresql':
-        pytest.skip('statements are prepared on the server on PostgreSQL')
-    found = round_trips.measure(cloud, 2)
+    found = round_trips.measure(pg_cloud, 2)
     sent = [sql for statements, _, _ in found['GET allocations']
             for sql, _seconds in statements]
     assert sent and all(sql.startswith(('PREPARE ', 'EXECUTE '))
                         for sql in sent), sent
 
 
-def test_postgresql_plans_put_inventories_reads_once(cloud):
+def test_postgresql_plans_put_inventories_reads_once(pg_cloud):
     """The provider's lock and bump and the read of its inventory rows:
     the statements of the most frequent write of the mix other than the
     rows' update are prepared on the server."""
-    backend, cloud = cloud
-    if backend != 'postgresql':
-        pytest.skip('statements are prepared on the server on PostgreSQL')
-    found = round_trips.measure(cloud, 2)
+    found = round_trips.measure(pg_cloud, 2)
     for statements, _, _ in found['PUT inventories']:
         sent = _sent(statements)
         planned = [sql for sql in sent if not sql.startswith('EXECUTE ')]
@@ -94,18 +98,15 @@ def test_postgresql_plans_put_inventories_reads_once(cloud):
         assert 'UPDATE inventories' in planned[0], sent
 
 
-def test_postgresql_plans_allocation_writes_once(cloud):
+def test_postgresql_plans_allocation_writes_once(pg_cloud):
     """Of PUT and POST allocations, only the consumers' compare-and-set
     is planned at every request: the lookup of the project, user, type
     and consumer ids, the insert of a new consumer, the provider lock,
     the delete of the old rows, the inventory read and the insert of
     the new rows are prepared on the server (planning each cost more
     than running it)."""
-    backend, cloud = cloud
-    if backend != 'postgresql':
-        pytest.skip('statements are prepared on the server on PostgreSQL')
-    round_trips.measure(cloud, 1)  # creates the MIGRATION consumer type
-    found = round_trips.measure(cloud, 2)
+    round_trips.measure(pg_cloud, 1)  # creates the MIGRATION consumer type
+    found = round_trips.measure(pg_cloud, 2)
     for kind in ('PUT allocations', 'POST allocations'):
         for statements, _, _ in found[kind]:
             planned = [sql for sql in _sent(statements)
@@ -114,13 +115,10 @@ def test_postgresql_plans_allocation_writes_once(cloud):
             assert not planned, statements
 
 
-def test_postgresql_plans_delete_allocations_once(cloud):
+def test_postgresql_plans_delete_allocations_once(pg_cloud):
     """Both statements of DELETE /allocations/{consumer} are prepared on
     the server."""
-    backend, cloud = cloud
-    if backend != 'postgresql':
-        pytest.skip('statements are prepared on the server on PostgreSQL')
-    found = round_trips.measure(cloud, 2)
+    found = round_trips.measure(pg_cloud, 2)
     for statements, _, _ in found['DELETE allocations']:
         sent = _sent(statements)
         assert len(sent) == 2 and all(

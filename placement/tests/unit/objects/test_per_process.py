@@ -50,19 +50,26 @@ def test_followers_reload_at_different_moments(quiet_log):
                for wait in waits)
 
 
-def test_followers_at_one_place_share_a_read_whatever_noticed_its_gaps(
-        monkeypatch):
-    """Two followers whose cursors name the same id and open gaps, each
-    gap noticed by a different read (another moment, another snapshot),
-    are at one place in the log: a request refreshing both reads it once.
-    Each read notices gaps anew, so comparing the whole cursors would make
-    them read apart for as long as a gap stays open."""
+@pytest.fixture
+def counted_reads(monkeypatch):
+    """The cursors the log is read from (a log in which nothing
+    changes)."""
     calls = []
 
     def read(conn, since):
         calls.append(since)
         return changes.Changes(since, set(), None)
     monkeypatch.setattr(changes, 'read', read)
+    return calls
+
+
+def test_followers_at_one_place_share_a_read_whatever_noticed_its_gaps(
+        counted_reads):
+    """Two followers whose cursors name the same id and open gaps, each
+    gap noticed by a different read (another moment, another snapshot),
+    are at one place in the log: a request refreshing both reads it once.
+    Each read notices gaps anew, so comparing the whole cursors would make
+    them read apart for as long as a gap stays open."""
     index, rows = _Follower(), _Follower()
     for follower, noticed, horizon in ((index, 5.0, 700), (rows, 6.0, 702)):
         follower.version = changes.Cursor(
@@ -71,17 +78,11 @@ def test_followers_at_one_place_share_a_read_whatever_noticed_its_gaps(
     reads = {}
     index.refresh(None, clock=lambda: 1001.0, reads=reads)
     rows.refresh(None, clock=lambda: 1001.0, reads=reads)
-    assert len(calls) == 1
+    assert len(counted_reads) == 1
     assert rows.version == index.version
 
 
-def test_followers_at_different_places_read_apart(monkeypatch):
-    calls = []
-
-    def read(conn, since):
-        calls.append(since)
-        return changes.Changes(since, set(), None)
-    monkeypatch.setattr(changes, 'read', read)
+def test_followers_at_different_places_read_apart(counted_reads):
     index, rows = _Follower(), _Follower()
     index.version = changes.Cursor(40, (changes.Gap(31, 5.0, 700),))
     rows.version = changes.Cursor(40, ())
@@ -90,4 +91,4 @@ def test_followers_at_different_places_read_apart(monkeypatch):
     reads = {}
     for follower in (index, rows):
         follower.refresh(None, clock=lambda: 1001.0, reads=reads)
-    assert len(calls) == 2
+    assert len(counted_reads) == 2

@@ -13,13 +13,14 @@ same server, which is the floor a request cannot go below::
 Each server gets one provider with an inventory, a trait and an
 aggregate (created if missing); then every path is timed in ``--rounds``
 interleaved rounds (server A, server B, A, B, ...): ``--requests``
-sequential requests over one connection, the median of each round kept;
-with ``--concurrency`` C > 1 also ``--requests`` requests from C
-clients, requests per second kept. It prints, per path and server, the
-median of the rounds' figures with the spread (lowest and highest
-round), the ratio to the first server, and the share of the same
-server's ``GET /`` rate. Standard library only (``--side-by-side`` uses
-the test helpers).
+sequential requests, the median of each round kept; with
+``--concurrency`` C > 1 also ``--requests`` requests from C clients
+(flows of one thread over non-blocking sockets, each sending its next
+request when its answer came), requests per second kept. It prints,
+per path and server, the median of the rounds' figures with the spread
+(lowest and highest round), the ratio to the first server, and the
+share of the same server's ``GET /`` rate. Standard library only
+(``--side-by-side`` uses the test helpers).
 """
 
 import argparse

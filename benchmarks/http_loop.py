@@ -109,18 +109,28 @@ class Loop:
 
     def poll(self, timeout):
         """Wait up to ``timeout`` seconds for answers and move their
-        flows on."""
+        flows on.
+
+        Every answer of the poll is finished (its connection closed or
+        kept) before any flow moves on: a gunicorn sync worker waits for
+        the client's close after each response before it takes the next
+        connection, so a close left until other flows have sent their
+        next requests would hold the server up.
+        """
         events = self._epoll.poll(max(timeout, 0))
         now = time.perf_counter()
         exchanges = self._exchanges
+        answered = []
         for fd, mask in events:
             exchange = exchanges.get(fd)
             if exchange is None:
                 self._idle_event(fd)
             elif exchange.pending:
                 self._send(exchange, mask)
-            else:
-                self._receive(exchange, now)
+            elif self._receive(exchange):
+                answered.append(exchange)
+        for exchange in answered:
+            self._answered(exchange, now)
         if exchanges and time.monotonic() - self._checked > 1.0:
             self._expire()
 
@@ -219,10 +229,12 @@ class Loop:
         if not exchange.pending:
             self._epoll.modify(exchange.sock.fileno(), _IN)
 
-    def _receive(self, exchange, now):
-        """Read what arrived: one receive per event, since a second one
-        would mostly find nothing yet (gunicorn sends headers and body
-        apart), and the poll reports what is left anyway."""
+    def _receive(self, exchange):
+        """Read what arrived; True when it completed the answer, whose
+        connection is then closed or kept. One receive per event, since
+        a second one would mostly find nothing yet (gunicorn sends
+        headers and body apart), and the poll reports what is left
+        anyway."""
         parser = exchange.parser
         try:
             size = exchange.sock.recv_into(self._buffer)
@@ -232,16 +244,19 @@ class Loop:
                 parser.closed()
                 done = True
         except BlockingIOError:
-            return
+            return False
         except (OSError, ValueError) as exc:
             self._end(exchange, False)
             self._advance(exchange.flow, self._failed(
                 exchange.request, exchange.start, exc))
-            return
-        if not done:
-            return
-        self._end(exchange, parser.keep)
-        request = exchange.request
+            return False
+        if done:
+            self._end(exchange, parser.keep)
+        return done
+
+    def _answered(self, exchange, now):
+        """Record a complete answer and give it to its flow."""
+        request, parser = exchange.request, exchange.parser
         body = parser.body
         self._record(request.endpoint, parser.status, now - exchange.start,
                      body)

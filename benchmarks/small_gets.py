@@ -13,23 +13,24 @@ same server, which is the floor a request cannot go below::
 Each server gets one provider with an inventory, a trait and an
 aggregate (created if missing); then every path is timed in ``--rounds``
 interleaved rounds (server A, server B, A, B, ...): ``--requests``
-sequential requests over one connection, the median of each round kept;
-with ``--concurrency`` C > 1 also ``--requests`` requests from C
-clients, requests per second kept. It prints, per path and server, the
-median of the rounds' figures with the spread (lowest and highest
-round), the ratio to the first server, and the share of the same
-server's ``GET /`` rate. Standard library only (``--side-by-side`` uses
-the test helpers).
+sequential requests, the median of each round kept; with
+``--concurrency`` C > 1 also ``--requests`` requests from C clients
+(flows of one thread over non-blocking sockets, each sending its next
+request when its answer came), requests per second kept. It prints,
+per path and server, the median of the rounds' figures with the spread
+(lowest and highest round), the ratio to the first server, and the
+share of the same server's ``GET /`` rate. Standard library only
+(``--side-by-side`` uses the test helpers).
 """
 
 import argparse
-import concurrent.futures
 import shlex
 import statistics
 import sys
 import time
 
 from benchmarks import allocation_candidates as bench
+from benchmarks import http_loop
 from benchmarks import placement_http
 
 PROVIDER = bench.ident('small-gets-provider')
@@ -59,7 +60,7 @@ def prepare(url):
 
 def one_round(url, path, requests):
     """Median seconds of ``requests`` sequential GETs."""
-    client = placement_http.Client(url, timeout=30)
+    client = placement_http.RawClient(url, timeout=30)
     times = []
     try:
         for _ in range(requests):
@@ -67,7 +68,8 @@ def one_round(url, path, requests):
             response = client.fetch('GET', path)
             times.append(time.perf_counter() - start)
             if response.status != 200:
-                raise RuntimeError('%s -> %s' % (path, response.status))
+                raise RuntimeError('%s -> %s %s' % (
+                    path, response.status, response.failure or ''))
     finally:
         client.close()
     return statistics.median(times)
@@ -75,24 +77,33 @@ def one_round(url, path, requests):
 
 def concurrent_round(url, path, requests, concurrency):
     """Requests per second of ``requests`` GETs from ``concurrency``
-    clients, each with a keep-alive connection."""
+    clients at once, each sending its next request when its answer came.
+
+    All clients are flows of one thread over non-blocking sockets
+    (``http_loop``), not a thread each: the load generator shares the
+    cores of the servers it measures, and blocking threads cost them a
+    GIL hand-over and a wake-up per response, which weighs most on the
+    server with the cheapest requests.
+    """
     share = [requests // concurrency + (i < requests % concurrency)
              for i in range(concurrency)]
 
-    def client_run(count):
-        client = placement_http.Client(url, timeout=30)
-        try:
-            for _ in range(count):
-                status = client.fetch('GET', path).status
-                if status != 200:
-                    raise RuntimeError('%s -> %s' % (path, status))
-        finally:
-            client.close()
+    def client_flow(count):
+        for _ in range(count):
+            status, body = yield http_loop.Request('GET', 'GET', path)
+            if status != 200:
+                raise RuntimeError('%s -> %s %s' % (path, status, body))
 
-    start = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
-        list(pool.map(client_run, share))
-    return requests / (time.perf_counter() - start)
+    loop = http_loop.Loop(url, 'admin', 30, lambda *_answer: None)
+    try:
+        start = time.perf_counter()
+        for count in share:
+            loop.start(client_flow(count))
+        while loop.flows:
+            loop.poll(1.0)
+        return requests / (time.perf_counter() - start)
+    finally:
+        loop.close()
 
 
 def measure(urls, path, args):

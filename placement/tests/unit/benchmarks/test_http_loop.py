@@ -231,3 +231,32 @@ def test_concurrent_flows_share_nothing_but_the_loop():
     thread.join(5)
     listener.close()
     assert seen == {name: (200, b'/' + name.encode()) for name in 'abc'}
+
+
+def test_every_answer_of_a_poll_is_closed_before_a_flow_goes_on():
+    """A gunicorn sync worker waits for the client's close: answers that
+    came in together are all closed before any flow sends again."""
+    server = Server([_ok(b'1', close=True), _ok(b'2', close=True)])
+    still_open = []
+    loop = None
+
+    def record(endpoint, status, seconds, text):
+        still_open.append(len(loop._exchanges))
+
+    def flow():
+        yield http_loop.Request('GET a', 'GET', '/a')
+
+    loop = http_loop.Loop(server.url, 'tok', 5, record)
+    try:
+        loop.start(flow())
+        loop.start(flow())
+        give_up = time.monotonic() + 5
+        while len(server.requests) < 2 and time.monotonic() < give_up:
+            time.sleep(0.01)
+        time.sleep(0.2)         # both answers are in before the poll
+        while loop.flows and time.monotonic() < give_up:
+            loop.poll(0.1)
+    finally:
+        loop.close()
+        server.close()
+    assert still_open == [0, 0]

@@ -28,13 +28,15 @@ api-ref/behaviour-choices.rst, 'Prepared statements on PostgreSQL'.
 Only statements without expanding (``IN``) or literal-rendered
 parameters qualify; building one that has them fails at compile time.
 An ``IN`` list of a few values qualifies as that many single parameters
-(``in_``, ``each``), one statement per length; so does the VALUES list
-of an INSERT of a few rows (``rows_of``, ``each_row``).
+(``in_``), one statement per length; so does the VALUES list of an
+INSERT of a few rows (``rows_of``). ``run`` picks between such a
+statement and the expanding one by the lists' lengths.
 Besides SELECTs, an INSERT, UPDATE or DELETE with RETURNING qualifies
 (its rows are what it returns): the provider lock that bumps the
 generations of a write (``resource_provider.lock_and_bump``) is one.
 """
 
+import functools
 import itertools
 import re
 import threading
@@ -231,19 +233,56 @@ def each(name, values):
 def rows_of(table, columns, count):
     """The VALUES of a multi-row INSERT into ``table`` of ``count`` rows
     of ``columns``, each value a bound parameter of its own
-    (``column<index>``, whose values ``each_row`` gives): an INSERT of a
-    few rows qualifies, one statement per number of rows."""
+    (``column<index>``): an INSERT of a few rows qualifies, one
+    statement per number of rows."""
     return [{column: sa.bindparam('%s%d' % (column, index),
                                   type_=table.c[column].type)
              for column in columns}
             for index in range(count)]
 
 
-def each_row(columns, rows):
-    """The parameters of ``rows_of(table, columns, len(rows))`` for
-    ``rows`` (dicts holding ``columns``)."""
-    return {'%s%d' % (column, index): row[column]
-            for index, row in enumerate(rows) for column in columns}
+def run(conn, build, lists=None, values=None, rows=None, args=(),
+        up_to=UP_TO):
+    """The rows of the statement ``build(*args, ...)`` makes for the
+    bound ``IN`` lists ``lists`` ({name: values}, see ``in_``) and the
+    other parameters ``values``, or for the ``rows`` (dicts) of a
+    multi-row INSERT (``rows_of``).
+
+    While no list, and not ``rows``, has more than ``up_to`` entries,
+    ``build`` is given their lengths (a keyword per list, ``rows=``)
+    and the statement runs as a ``Prepared`` with the entries bound one
+    by one: a cloud's writes name a few of each, and SQLAlchemy's
+    execute (PostgreSQL's planning too) cost more than running the
+    statement. Otherwise ``build`` is given None for each, for
+    expanding lists, and ``conn`` executes the statement (once per row
+    for ``rows``). Statements are built once per shape.
+    """
+    lists = lists or {}
+    counts = [(name, len(lists[name])) for name in sorted(lists)]
+    if rows is not None:
+        counts.append(('rows', len(rows)))
+    if all(count <= up_to for _name, count in counts):
+        params = dict(values or ())
+        for name, items in lists.items():
+            params.update(each(name, items))
+        for index, row in enumerate(rows or ()):
+            params.update(('%s%d' % (column, index), value)
+                          for column, value in row.items())
+        return _built(build, args, tuple(counts)).rows(conn, **params)
+    stmt = _built(build, args, tuple((name, None) for name, _ in counts))
+    result = conn.execute(stmt, rows if rows is not None
+                          else dict(values or (), **lists))
+    return result.all() if result.returns_rows else []
+
+
+@functools.lru_cache(maxsize=None)
+def _built(build, args, counts):
+    """``run``'s statement of one shape: a ``Prepared`` for numbers of
+    entries, the Core statement for expanding lists."""
+    stmt = build(*args, **dict(counts))
+    if any(count is None for _name, count in counts):
+        return stmt
+    return Prepared(stmt)
 
 
 def serve_prepared(_dbapi_conn, record):

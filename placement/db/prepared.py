@@ -188,9 +188,7 @@ class Prepared:
             description = cursor.description
             cursor.close()
         except conn.dialect.loaded_dbapi.Error as exc:
-            # Wraps, invalidates on disconnect and raises, exactly as for
-            # statements SQLAlchemy runs itself.
-            conn._handle_dbapi_exception(exc, sql, parameters, cursor, None)
+            fail(conn, exc, sql, parameters, cursor)
         processors = compiled.processors
         if processors is None:
             compiled.learn_processors(description)
@@ -301,4 +299,23 @@ def execute(conn, sql):
         cursor.execute(sql)
         cursor.close()
     except conn.dialect.loaded_dbapi.Error as exc:
-        conn._handle_dbapi_exception(exc, sql, (), cursor, None)
+        fail(conn, exc, sql, (), cursor)
+
+
+def fail(conn, exc, sql, parameters, cursor):
+    """Raise the driver's error ``exc`` as SQLAlchemy would have, had
+    ``conn`` (a Connection) run ``sql`` itself: wrapped in its
+    ``DBAPIError``, the engine's ``handle_error`` listeners heard (see
+    ``Database``), a lost connection invalidated and the pool told.
+
+    This is ``Connection._handle_dbapi_exception``, a private method:
+    SQLAlchemy has no public call that does all that for an error it
+    did not see, and redoing it from the public pieces (``DBAPIError``,
+    ``Dialect.is_disconnect``, ``invalidate``, the events) would copy
+    its logic to drift from it. Going through SQLAlchemy's execute
+    instead is what prepared statements save (see above). Only errors
+    take this path. The tests of the wrapping, of lost connections and
+    of the ``handle_error`` listeners (functional/db/test_prepared.py,
+    test_api_reader_connection.py) fail if it disappears or changes.
+    """
+    conn._handle_dbapi_exception(exc, sql, parameters, cursor, None)

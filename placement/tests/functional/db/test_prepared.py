@@ -181,6 +181,30 @@ def test_driver_errors_leave_as_sqlalchemy_errors(db):
     assert not db_api.is_unavailable(caught.value)
 
 
+def test_driver_errors_reach_the_engines_error_listeners(db):
+    """A ``handle_error`` listener may call an error a lost connection
+    (``Database`` does for MySQL's broken triggers): a prepared
+    statement's error is heard and invalidates the connection as that
+    of ``conn.execute`` would."""
+    statement = prepared.Prepared(
+        sa.select(sa.column('x')).select_from(sa.table('nowhere')))
+    heard = []
+
+    def listener(context):
+        heard.append(context.original_exception)
+        context.is_disconnect = True
+
+    sa.event.listen(db.engine, 'handle_error', listener)
+    try:
+        with pytest.raises(sa_exc.DBAPIError) as caught:
+            with db.transaction(write=False) as conn:
+                statement.rows(conn)
+    finally:
+        sa.event.remove(db.engine, 'handle_error', listener)
+    assert heard[0] is caught.value.orig
+    assert caught.value.connection_invalidated
+
+
 def test_a_lost_connection_is_invalidated_and_the_reader_rerun(db):
     with db.transaction(write=True) as conn:
         _provider(conn, 'c' * 32, 'lost')

@@ -371,7 +371,10 @@ def unfinal(ctx, consumers):
         ctx.conn.execute(_UNFINAL, {'ids': chunk})
 
 
-def _bump_statement(with_type):
+def _bump_statement(with_type, ids=None):
+    """The compare-and-set of ``bump_all`` of the consumers in the bound
+    ``ids`` (their number, or None: see ``prepared.in_``), leaving the
+    type alone or setting it (``with_type``)."""
     values = {'project_id': sa.bindparam('new_project'),
               'user_id': sa.bindparam('new_user'),
               'generation': sa.bindparam('new_generation'),
@@ -379,13 +382,21 @@ def _bump_statement(with_type):
     if with_type:
         values['consumer_type_id'] = sa.bindparam('new_type')
     return (sa.update(_CONSUMERS)
-            .where(_CONSUMERS.c.id.in_(sa.bindparam('ids', expanding=True)),
+            .where(prepared.in_(_CONSUMERS.c.id, 'ids', ids),
                    _CONSUMERS.c.generation == sa.bindparam('expected'))
             .values(values))
 
 
-#: The compare-and-set of ``bump_all``, leaving the type alone (False)
-#: or setting it (True).
+def _bump_returning(with_type, ids):
+    """``_bump_statement`` returning the ids it changed, for
+    ``prepared.run`` where UPDATE returns rows: how many it changed
+    (a prepared statement gives no row count) tells whether another
+    write won."""
+    return _bump_statement(with_type, ids).returning(_CONSUMERS.c.id)
+
+
+#: The compare-and-set of ``bump_all`` where UPDATE returns no rows,
+#: leaving the type alone (False) or setting it (True).
 _BUMP = {False: _bump_statement(False), True: _bump_statement(True)}
 
 
@@ -410,8 +421,14 @@ def bump_all(ctx, consumers):
                   'now': now}
         if type_id is not UNCHANGED:
             params['new_type'] = type_id
-        stmt = _BUMP[type_id is not UNCHANGED]
+        with_type = type_id is not UNCHANGED
         for chunk in batch.chunks(sorted(set(ids))):
-            result = ctx.conn.execute(stmt, dict(params, ids=chunk))
-            if result.rowcount != len(chunk):
+            if ctx.conn.dialect.update_returning:
+                changed = len(prepared.run(
+                    ctx.conn, _bump_returning, {'ids': chunk}, params,
+                    args=(with_type,)))
+            else:
+                changed = ctx.conn.execute(
+                    _BUMP[with_type], dict(params, ids=chunk)).rowcount
+            if changed != len(chunk):
                 raise exception.ConsumerGenerationConflict()

@@ -253,23 +253,34 @@ def run(conn, build, lists=None, values=None, rows=None, args=(),
     execute (PostgreSQL's planning too) cost more than running the
     statement. Otherwise ``build`` is given None for each, for
     expanding lists, and ``conn`` executes the statement (once per row
-    for ``rows``). Statements are built once per shape.
+    for ``rows``). Statements are built once per shape: name the lists
+    in the same order at every call.
     """
     lists = lists or {}
-    counts = [(name, len(lists[name])) for name in sorted(lists)]
+    params = dict(values) if values else {}
+    counts = []
+    for name, items in lists.items():
+        if len(items) > up_to:
+            return _expanded(conn, build, args, lists, params, rows)
+        counts.append((name, len(items)))
+        for index, value in enumerate(items):
+            params['%s%d' % (name, index)] = value
     if rows is not None:
+        if len(rows) > up_to:
+            return _expanded(conn, build, args, lists, params, rows)
         counts.append(('rows', len(rows)))
-    if all(count <= up_to for _name, count in counts):
-        params = dict(values or ())
-        for name, items in lists.items():
-            params.update(each(name, items))
-        for index, row in enumerate(rows or ()):
-            params.update(('%s%d' % (column, index), value)
-                          for column, value in row.items())
-        return _built(build, args, tuple(counts)).rows(conn, **params)
-    stmt = _built(build, args, tuple((name, None) for name, _ in counts))
+        for index, row in enumerate(rows):
+            for column, value in row.items():
+                params['%s%d' % (column, index)] = value
+    return _built(build, args, tuple(counts)).rows(conn, **params)
+
+
+def _expanded(conn, build, args, lists, values, rows):
+    """``run`` of the expanding statement."""
+    names = list(lists) + (['rows'] if rows is not None else [])
+    stmt = _built(build, args, tuple((name, None) for name in names))
     result = conn.execute(stmt, rows if rows is not None
-                          else dict(values or (), **lists))
+                          else dict(values, **lists))
     return result.all() if result.returns_rows else []
 
 

@@ -215,17 +215,11 @@ UP_TO = 3
 def in_(column, name, count):
     """``column IN`` the expanding bound list ``name`` (``count`` None),
     or ``count`` single bound parameters ``name0``, ``name1``... (whose
-    values ``each`` gives)."""
+    values ``run`` binds)."""
     if count is None:
         return column.in_(sa.bindparam(name, expanding=True))
     return column.in_([sa.bindparam('%s%d' % (name, index), type_=column.type)
                        for index in range(count)])
-
-
-def each(name, values):
-    """The parameters of ``in_(column, name, len(values))``."""
-    return {'%s%d' % (name, index): value
-            for index, value in enumerate(values)}
 
 
 def rows_of(table, columns, count):
@@ -261,13 +255,13 @@ def run(conn, build, lists=None, values=None, rows=None, args=(),
     counts = []
     for name, items in lists.items():
         if len(items) > up_to:
-            return _expanded(conn, build, args, lists, params, rows)
+            return _expanded(conn, build, args, lists, values, rows)
         counts.append((name, len(items)))
         for index, value in enumerate(items):
             params['%s%d' % (name, index)] = value
     if rows is not None:
         if len(rows) > up_to:
-            return _expanded(conn, build, args, lists, params, rows)
+            return _expanded(conn, build, args, lists, values, rows)
         counts.append(('rows', len(rows)))
         for index, row in enumerate(rows):
             for column, value in row.items():
@@ -280,7 +274,7 @@ def _expanded(conn, build, args, lists, values, rows):
     names = list(lists) + (['rows'] if rows is not None else [])
     stmt = _built(build, args, tuple((name, None) for name in names))
     result = conn.execute(stmt, rows if rows is not None
-                          else dict(values, **lists))
+                          else dict(values or (), **lists))
     return result.all() if result.returns_rows else []
 
 

@@ -543,8 +543,7 @@ class ReaderConnection:
                 self._full = sa.engine.Connection(
                     self.engine, connection=self.connection)
                 with self._full:
-                    self._full._handle_dbapi_exception(
-                        exc, None, None, None, None)
+                    prepared.fail(self._full, exc, None, None, None)
             finally:
                 if self._full is None:
                     if self._autocommit is not None and dbapi_conn.closed:

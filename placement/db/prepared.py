@@ -28,13 +28,15 @@ api-ref/behaviour-choices.rst, 'Prepared statements on PostgreSQL'.
 Only statements without expanding (``IN``) or literal-rendered
 parameters qualify; building one that has them fails at compile time.
 An ``IN`` list of a few values qualifies as that many single parameters
-(``in_``, ``each``), one statement per length; so does the VALUES list
-of an INSERT of a few rows (``rows_of``, ``each_row``).
+(``in_``), one statement per length; so does the VALUES list of an
+INSERT of a few rows (``rows_of``). ``run`` picks between such a
+statement and the expanding one by the lists' lengths.
 Besides SELECTs, an INSERT, UPDATE or DELETE with RETURNING qualifies
 (its rows are what it returns): the provider lock that bumps the
 generations of a write (``resource_provider.lock_and_bump``) is one.
 """
 
+import functools
 import itertools
 import re
 import threading
@@ -186,9 +188,7 @@ class Prepared:
             description = cursor.description
             cursor.close()
         except conn.dialect.loaded_dbapi.Error as exc:
-            # Wraps, invalidates on disconnect and raises, exactly as for
-            # statements SQLAlchemy runs itself.
-            conn._handle_dbapi_exception(exc, sql, parameters, cursor, None)
+            fail(conn, exc, sql, parameters, cursor)
         processors = compiled.processors
         if processors is None:
             compiled.learn_processors(description)
@@ -215,35 +215,77 @@ UP_TO = 3
 def in_(column, name, count):
     """``column IN`` the expanding bound list ``name`` (``count`` None),
     or ``count`` single bound parameters ``name0``, ``name1``... (whose
-    values ``each`` gives)."""
+    values ``run`` binds)."""
     if count is None:
         return column.in_(sa.bindparam(name, expanding=True))
     return column.in_([sa.bindparam('%s%d' % (name, index), type_=column.type)
                        for index in range(count)])
 
 
-def each(name, values):
-    """The parameters of ``in_(column, name, len(values))``."""
-    return {'%s%d' % (name, index): value
-            for index, value in enumerate(values)}
-
-
 def rows_of(table, columns, count):
     """The VALUES of a multi-row INSERT into ``table`` of ``count`` rows
     of ``columns``, each value a bound parameter of its own
-    (``column<index>``, whose values ``each_row`` gives): an INSERT of a
-    few rows qualifies, one statement per number of rows."""
+    (``column<index>``): an INSERT of a few rows qualifies, one
+    statement per number of rows."""
     return [{column: sa.bindparam('%s%d' % (column, index),
                                   type_=table.c[column].type)
              for column in columns}
             for index in range(count)]
 
 
-def each_row(columns, rows):
-    """The parameters of ``rows_of(table, columns, len(rows))`` for
-    ``rows`` (dicts holding ``columns``)."""
-    return {'%s%d' % (column, index): row[column]
-            for index, row in enumerate(rows) for column in columns}
+def run(conn, build, lists=None, values=None, rows=None, args=(),
+        up_to=UP_TO):
+    """The rows of the statement ``build(*args, ...)`` makes for the
+    bound ``IN`` lists ``lists`` ({name: values}, see ``in_``) and the
+    other parameters ``values``, or for the ``rows`` (dicts) of a
+    multi-row INSERT (``rows_of``).
+
+    While no list, and not ``rows``, has more than ``up_to`` entries,
+    ``build`` is given their lengths (a keyword per list, ``rows=``)
+    and the statement runs as a ``Prepared`` with the entries bound one
+    by one: a cloud's writes name a few of each, and SQLAlchemy's
+    execute (PostgreSQL's planning too) cost more than running the
+    statement. Otherwise ``build`` is given None for each, for
+    expanding lists, and ``conn`` executes the statement (once per row
+    for ``rows``). Statements are built once per shape: name the lists
+    in the same order at every call.
+    """
+    lists = lists or {}
+    params = dict(values) if values else {}
+    counts = []
+    for name, items in lists.items():
+        if len(items) > up_to:
+            return _expanded(conn, build, args, lists, values, rows)
+        counts.append((name, len(items)))
+        for index, value in enumerate(items):
+            params['%s%d' % (name, index)] = value
+    if rows is not None:
+        if len(rows) > up_to:
+            return _expanded(conn, build, args, lists, values, rows)
+        counts.append(('rows', len(rows)))
+        for index, row in enumerate(rows):
+            for column, value in row.items():
+                params['%s%d' % (column, index)] = value
+    return _built(build, args, tuple(counts)).rows(conn, **params)
+
+
+def _expanded(conn, build, args, lists, values, rows):
+    """``run`` of the expanding statement."""
+    names = list(lists) + (['rows'] if rows is not None else [])
+    stmt = _built(build, args, tuple((name, None) for name in names))
+    result = conn.execute(stmt, rows if rows is not None
+                          else dict(values or (), **lists))
+    return result.all() if result.returns_rows else []
+
+
+@functools.lru_cache(maxsize=None)
+def _built(build, args, counts):
+    """``run``'s statement of one shape: a ``Prepared`` for numbers of
+    entries, the Core statement for expanding lists."""
+    stmt = build(*args, **dict(counts))
+    if any(count is None for _name, count in counts):
+        return stmt
+    return Prepared(stmt)
 
 
 def serve_prepared(_dbapi_conn, record):
@@ -262,4 +304,23 @@ def execute(conn, sql):
         cursor.execute(sql)
         cursor.close()
     except conn.dialect.loaded_dbapi.Error as exc:
-        conn._handle_dbapi_exception(exc, sql, (), cursor, None)
+        fail(conn, exc, sql, (), cursor)
+
+
+def fail(conn, exc, sql, parameters, cursor):
+    """Raise the driver's error ``exc`` as SQLAlchemy would have, had
+    ``conn`` (a Connection) run ``sql`` itself: wrapped in its
+    ``DBAPIError``, the engine's ``handle_error`` listeners heard (see
+    ``Database``), a lost connection invalidated and the pool told.
+
+    This is ``Connection._handle_dbapi_exception``, a private method:
+    SQLAlchemy has no public call that does all that for an error it
+    did not see, and redoing it from the public pieces (``DBAPIError``,
+    ``Dialect.is_disconnect``, ``invalidate``, the events) would copy
+    its logic to drift from it. Going through SQLAlchemy's execute
+    instead is what prepared statements save (see above). Only errors
+    take this path. The tests of the wrapping, of lost connections and
+    of the ``handle_error`` listeners (functional/db/test_prepared.py,
+    test_api_reader_connection.py) fail if it disappears or changes.
+    """
+    conn._handle_dbapi_exception(exc, sql, parameters, cursor, None)

@@ -11,7 +11,6 @@ back.
 import collections
 import contextlib
 import dataclasses
-import functools
 import logging
 import typing
 
@@ -135,39 +134,30 @@ _Inventory = collections.namedtuple('_Inventory', [
     'allocation_ratio', 'allocated'])
 
 
-@functools.lru_cache(maxsize=None)
 def _inventories_statement(providers, classes):
-    """The read of ``_inventories``, built once per shape: ``providers``
-    and ``classes`` are the numbers of ids bound one by one, the
-    statement then a prepared one (planning its subquery cost
-    PostgreSQL more than running it), or None for expanding lists
-    (``prepared.in_``)."""
+    """The read of ``_inventories`` as ``prepared.run`` builds it for
+    ``providers`` and ``classes`` ids: few, the statement is a prepared
+    one (planning its subquery cost PostgreSQL more than running it)."""
     used = (sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
             .where(_ALLOC.c.resource_provider_id
                    == _INV.c.resource_provider_id,
                    _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
             .scalar_subquery())
-    stmt = (sa.select(_INV.c.resource_provider_id, _INV.c.resource_class_id,
+    return (sa.select(_INV.c.resource_provider_id, _INV.c.resource_class_id,
                       *(_INV.c[field] for field in _Inventory._fields[:-1]),
                       used)
             .where(prepared.in_(_INV.c.resource_provider_id, 'providers',
                                 providers),
                    prepared.in_(_INV.c.resource_class_id, 'classes',
                                 classes)))
-    return stmt if providers is None else prepared.Prepared(stmt)
 
 
 def _inventories(ctx, rp_ids, rc_ids):
     """({(provider id, class id): _Inventory}, {pair: amount allocated})
     of the given pairs that have an inventory, in one round trip: usage
     matters only where there is an inventory to check."""
-    if len(rp_ids) <= prepared.UP_TO and len(rc_ids) <= prepared.UP_TO:
-        rows = _inventories_statement(len(rp_ids), len(rc_ids)).rows(
-            ctx.conn, **prepared.each('providers', rp_ids),
-            **prepared.each('classes', rc_ids))
-    else:
-        rows = ctx.conn.execute(_inventories_statement(None, None), {
-            'providers': rp_ids, 'classes': rc_ids}).all()
+    rows = prepared.run(ctx.conn, _inventories_statement,
+                        {'providers': rp_ids, 'classes': rc_ids})
     inventories, used = {}, {}
     for rp, rc, *inventory in rows:
         inventory = _Inventory(*inventory)
@@ -319,21 +309,21 @@ def _insert_rows(ctx, rows):
     ``_PREPARED_ROWS`` where INSERT returns rows, by a prepared statement
     per number of rows (SQLAlchemy's executemany cost more than the
     driver's execute, and PostgreSQL planned it at every write)."""
-    if ctx.conn.dialect.insert_returning and len(rows) <= _PREPARED_ROWS:
-        _inserting(len(rows)).rows(ctx.conn,
-                                   **prepared.each_row(_NEW_COLUMNS, rows))
+    if ctx.conn.dialect.insert_returning:
+        prepared.run(ctx.conn, _inserting, rows=rows, up_to=_PREPARED_ROWS)
     else:
         ctx.conn.execute(_INSERT, rows)
 
 
-@functools.lru_cache(maxsize=None)
-def _inserting(count):
-    """The INSERT of ``count`` allocation rows, returning their ids (a
-    prepared statement's rows are what it returns)."""
-    return prepared.Prepared(
-        sa.insert(_ALLOC)
-        .values(prepared.rows_of(_ALLOC, _NEW_COLUMNS, count))
-        .returning(_ALLOC.c.id))
+def _inserting(rows):
+    """The INSERT of allocation rows as ``prepared.run`` builds it for
+    ``rows`` rows, returning their ids (a prepared statement's rows are
+    what it returns)."""
+    if rows is None:
+        return _INSERT
+    return (sa.insert(_ALLOC)
+            .values(prepared.rows_of(_ALLOC, _NEW_COLUMNS, rows))
+            .returning(_ALLOC.c.id))
 
 
 def _count_held(rows, held, replaced):
@@ -351,24 +341,17 @@ def _delete_rows(ctx, consumer_uuids, returning):
         for chunk in batch.chunks(consumer_uuids):
             ctx.conn.execute(_DELETE, {'consumers': chunk})
         return []
-    if len(consumer_uuids) <= prepared.UP_TO:
-        return _deleting(len(consumer_uuids)).rows(
-            ctx.conn, **prepared.each('consumers', consumer_uuids))
     rows = []
     for chunk in batch.chunks(consumer_uuids):
-        rows.extend(ctx.conn.execute(
-            _deleting(None), {'consumers': chunk}).all())
+        rows.extend(prepared.run(ctx.conn, _deleting, {'consumers': chunk}))
     return rows
 
 
-@functools.lru_cache(maxsize=None)
 def _deleting(consumers):
-    """The DELETE of ``_delete_rows`` returning what it deleted, built
-    once per number of consumers bound one by one (a prepared
-    statement), or for an expanding list (None)."""
-    stmt = sa.delete(_ALLOC).where(prepared.in_(
+    """The DELETE of ``_delete_rows`` returning what it deleted, as
+    ``prepared.run`` builds it for ``consumers`` uuids."""
+    return sa.delete(_ALLOC).where(prepared.in_(
         _ALLOC.c.consumer_id, 'consumers', consumers)).returning(*_HELD)
-    return stmt if consumers is None else prepared.Prepared(stmt)
 
 
 @db_api.writer

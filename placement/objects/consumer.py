@@ -130,9 +130,9 @@ def _external_ids_of(ctx, wanted, consumers=()):
             if with_consumers:
                 stored = {}
                 lists['consumers'] = consumers
-            for position, value, id_, generation in _names_rows(
-                    ctx, tuple(wanted[kind][0].name for kind in asked),
-                    lists):
+            for position, value, id_, generation in prepared.run(
+                    ctx.conn, _names_union, lists, args=(tuple(
+                        wanted[kind][0].name for kind in asked),)):
                 if position == len(asked):
                     stored[value] = (id_, generation)
                 else:
@@ -156,38 +156,19 @@ def _external_ids_of(ctx, wanted, consumers=()):
     return found, stored
 
 
-def _names_rows(ctx, table_names, lists):
-    """The rows of ``_names_union`` for the bound ``lists`` ({parameter:
-    values}). A write names a project, a user, often a type and a
-    consumer or two: with that few values the statement is a prepared
-    one (on PostgreSQL its planning cost more than running it)."""
-    with_consumers = 'consumers' in lists
-    if all(len(values) <= prepared.UP_TO for values in lists.values()):
-        counts = tuple(sorted((name, len(values))
-                              for name, values in lists.items()))
-        params = {}
-        for name, values in lists.items():
-            params.update(prepared.each(name, values))
-        return _names_union(table_names, with_consumers, counts).rows(
-            ctx.conn, **params)
-    return ctx.conn.execute(
-        _names_union(table_names, with_consumers), lists).all()
-
-
-@functools.lru_cache(maxsize=None)
-def _names_union(table_names, with_consumers, counts=None):
+def _names_union(table_names, **counts):
     """(position, value, id, generation) of the rows of each table named
     (position in ``table_names``) whose name is in the bound
-    ``values<position>`` (generation NULL) and, ``with_consumers``, of
-    the consumers whose uuid is in the bound ``consumers`` (position
-    ``len(table_names)``), in one UNION ALL statement, built once per
-    shape. The lists are expanding parameters; with ``counts`` ((list,
-    number of values) pairs) their values are bound one by one
-    (``prepared.in_``) and the statement is a ``prepared.Prepared``."""
-    sizes = dict(counts or ())
+    ``values<position>`` (generation NULL) and, if the ``consumers``
+    list is bound, of the consumers whose uuid is in it (position
+    ``len(table_names)``), in one UNION ALL statement: ``counts``
+    gives each list's number of values, or None, as ``prepared.run``
+    asks. A write names a project, a user, often a type and a consumer
+    or two: with that few values the statement is a prepared one (on
+    PostgreSQL its planning cost more than running it)."""
 
     def in_(column, name):
-        return prepared.in_(column, name, sizes.get(name))
+        return prepared.in_(column, name, counts[name])
     selects = []
     for position, name in enumerate(table_names):
         table = tables.metadata.tables[name]
@@ -197,14 +178,13 @@ def _names_union(table_names, with_consumers, counts=None):
                       column.label('value'), table.c.id,
                       sa.cast(sa.null(), sa.Integer).label('generation'))
             .where(in_(column, 'values%d' % position)))
-    if with_consumers:
+    if 'consumers' in counts:
         selects.append(
             sa.select(sa.literal(len(table_names)).label('kind'),
                       _CONSUMERS.c.uuid.label('value'), _CONSUMERS.c.id,
                       _CONSUMERS.c.generation)
             .where(in_(_CONSUMERS.c.uuid, 'consumers')))
-    stmt = selects[0] if len(selects) == 1 else sa.union_all(*selects)
-    return stmt if counts is None else prepared.Prepared(stmt)
+    return selects[0] if len(selects) == 1 else sa.union_all(*selects)
 
 
 def _read_ids(ctx, table, values, every=False):
@@ -237,22 +217,18 @@ _NEW_COLUMNS = ('uuid', 'project_id', 'user_id', 'consumer_type_id',
                 'generation', 'created_at')
 
 
-@functools.lru_cache(maxsize=None)
-def _skipping_insert(dialect, count=None):
+def _skipping_insert(dialect, rows):
     """The insert of ``_insert`` where the database can skip conflicting
-    rows, returning (uuid, id, generation) of those it inserted: for a
-    list of rows (``count`` None), or as a ``prepared.Prepared`` of
-    ``count`` rows whose values are bound one by one
-    (``prepared.rows_of``):
-    a write creates one consumer or two, and SQLAlchemy's execute cost
-    more than the driver's."""
+    rows, returning (uuid, id, generation) of those it inserted, as
+    ``prepared.run`` builds it for ``rows`` rows (a write creates one
+    consumer or two, and SQLAlchemy's execute cost more than the
+    driver's)."""
     insert = _SKIPPING_INSERTS[dialect](_CONSUMERS)
-    if count is not None:
+    if rows is not None:
         insert = insert.values(prepared.rows_of(_CONSUMERS, _NEW_COLUMNS,
-                                                count))
-    stmt = insert.on_conflict_do_nothing().returning(
+                                                rows))
+    return insert.on_conflict_do_nothing().returning(
         _CONSUMERS.c.uuid, _CONSUMERS.c.id, _CONSUMERS.c.generation)
-    return stmt if count is None else prepared.Prepared(stmt)
 
 
 def _insert(ctx, rows):
@@ -269,17 +245,13 @@ def _insert(ctx, rows):
     """
     rows = sorted(rows, key=lambda row: row['uuid'])
     dialect = ctx.conn.dialect.name
-    if dialect in _SKIPPING_INSERTS and len(rows) <= prepared.UP_TO:
-        returned = {uuid: (id_, generation) for uuid, id_, generation
-                    in _skipping_insert(dialect, len(rows)).rows(
-                        ctx.conn, **prepared.each_row(_NEW_COLUMNS, rows))}
-        return set(returned), returned
     if dialect in _SKIPPING_INSERTS:
         returned = {}
         for chunk in batch.chunks(rows):
             returned.update(
                 (uuid, (id_, generation)) for uuid, id_, generation
-                in ctx.conn.execute(_skipping_insert(dialect), chunk))
+                in prepared.run(ctx.conn, _skipping_insert, rows=chunk,
+                                args=(dialect,)))
         return set(returned), returned
     created = set()
     for chunk in batch.chunks(rows):
@@ -399,7 +371,10 @@ def unfinal(ctx, consumers):
         ctx.conn.execute(_UNFINAL, {'ids': chunk})
 
 
-def _bump_statement(with_type):
+def _bump_statement(with_type, ids=None):
+    """The compare-and-set of ``bump_all`` of the consumers in the bound
+    ``ids`` (their number, or None: see ``prepared.in_``), leaving the
+    type alone or setting it (``with_type``)."""
     values = {'project_id': sa.bindparam('new_project'),
               'user_id': sa.bindparam('new_user'),
               'generation': sa.bindparam('new_generation'),
@@ -407,13 +382,21 @@ def _bump_statement(with_type):
     if with_type:
         values['consumer_type_id'] = sa.bindparam('new_type')
     return (sa.update(_CONSUMERS)
-            .where(_CONSUMERS.c.id.in_(sa.bindparam('ids', expanding=True)),
+            .where(prepared.in_(_CONSUMERS.c.id, 'ids', ids),
                    _CONSUMERS.c.generation == sa.bindparam('expected'))
             .values(values))
 
 
-#: The compare-and-set of ``bump_all``, leaving the type alone (False)
-#: or setting it (True).
+def _bump_returning(with_type, ids):
+    """``_bump_statement`` returning the ids it changed, for
+    ``prepared.run`` where UPDATE returns rows: how many it changed
+    (a prepared statement gives no row count) tells whether another
+    write won."""
+    return _bump_statement(with_type, ids).returning(_CONSUMERS.c.id)
+
+
+#: The compare-and-set of ``bump_all`` where UPDATE returns no rows,
+#: leaving the type alone (False) or setting it (True).
 _BUMP = {False: _bump_statement(False), True: _bump_statement(True)}
 
 
@@ -438,8 +421,14 @@ def bump_all(ctx, consumers):
                   'now': now}
         if type_id is not UNCHANGED:
             params['new_type'] = type_id
-        stmt = _BUMP[type_id is not UNCHANGED]
+        with_type = type_id is not UNCHANGED
         for chunk in batch.chunks(sorted(set(ids))):
-            result = ctx.conn.execute(stmt, dict(params, ids=chunk))
-            if result.rowcount != len(chunk):
+            if ctx.conn.dialect.update_returning:
+                changed = len(prepared.run(
+                    ctx.conn, _bump_returning, {'ids': chunk}, params,
+                    args=(with_type,)))
+            else:
+                changed = ctx.conn.execute(
+                    _BUMP[with_type], dict(params, ids=chunk)).rowcount
+            if changed != len(chunk):
                 raise exception.ConsumerGenerationConflict()

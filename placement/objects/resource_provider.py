@@ -180,14 +180,13 @@ def lock_uuids_and_ids(ctx, uuids, ids):
         params).all()
 
 
-@functools.lru_cache(maxsize=None)
-def _lock_and_bump_statement(dialect, uuids, ids):
+def _lock_and_bump_statement(dialect, uuids=False, ids=False):
     """``_lock_statement``'s locking read as the subquery of the UPDATE
     that bumps the generations of the rows it locked, returning (id,
-    uuid, new generation). ``uuids``/``ids``: False for no such term,
-    None for an expanding list, else a number of single parameters (see
-    ``prepared.in_``). With uuids it changes nothing unless all of them
-    exist (``found``, the number of them)."""
+    uuid, new generation), as ``prepared.run`` builds it for the
+    ``uuids`` and ``ids`` lists (False: no such term). With uuids it
+    changes nothing unless all of them exist (``found``, the number of
+    them)."""
     locked = _RP.alias('locked')
     terms = []
     if uuids is not False:
@@ -206,13 +205,10 @@ def _lock_and_bump_statement(dialect, uuids, ids):
             .where(prepared.in_(named.c.uuid, 'uuids', uuids))
             .scalar_subquery()
             == sa.bindparam('found', type_=sa.Integer))
-    stmt = (sa.update(_RP).where(*where)
+    return (sa.update(_RP).where(*where)
             .values(generation=_RP.c.generation + 1,
                     updated_at=sa.bindparam('now'))
             .returning(_RP.c.id, _RP.c.uuid, _RP.c.generation))
-    if uuids is None or ids is None:
-        return stmt
-    return prepared.Prepared(stmt)
 
 
 def lock_and_bump(ctx, uuids, ids):
@@ -272,18 +268,11 @@ def _bump_locked(ctx, uuids, ids):
         ctx.conn.execute(_BUMP, {'ids': [rp for rp, _u, _g in rows],
                                  'now': now})
         return rows
-    params = {'now': now, 'found': len(uuids)}
-    if len(uuids) <= prepared.UP_TO and len(ids) <= prepared.UP_TO:
-        params.update(prepared.each('uuids', uuids))
-        params.update(prepared.each('ids', ids))
-        rows = _lock_and_bump_statement(
-            ctx.conn.dialect.name, len(uuids) if uuids else False,
-            len(ids) if ids else False).rows(ctx.conn, **params)
-    else:
-        params.update(uuids=uuids, ids=ids)
-        rows = ctx.conn.execute(_lock_and_bump_statement(
-            ctx.conn.dialect.name, None if uuids else False,
-            None if ids else False), params).all()
+    rows = prepared.run(
+        ctx.conn, _lock_and_bump_statement,
+        {name: values for name, values in (('uuids', uuids), ('ids', ids))
+         if values},
+        {'now': now, 'found': len(uuids)}, args=(ctx.conn.dialect.name,))
     return [(rp, uuid, generation - 1) for rp, uuid, generation in rows]
 
 

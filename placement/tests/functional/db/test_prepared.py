@@ -101,6 +101,72 @@ def test_expanding_parameters_are_refused_when_compiled(db):
             statement.rows(conn)
 
 
+def test_run_prepares_few_values_and_expands_many(db):
+    """Up to ``UP_TO`` values in every list ``build`` is given their
+    numbers and the ``Prepared`` runs on the driver's cursor; beyond, it
+    is given None for each list and SQLAlchemy runs the expanding
+    statement. Either is built once per shape."""
+    built = []
+
+    def named(column, names, uuids=False):
+        built.append((column, names, uuids))
+        stmt = sa.select(_RP.c[column]).where(
+            prepared.in_(_RP.c.name, 'names', names))
+        if uuids is not False:
+            stmt = stmt.where(prepared.in_(_RP.c.uuid, 'uuids', uuids))
+        return stmt.where(_RP.c.generation == sa.bindparam('generation'))
+
+    names = ['n%d' % index for index in range(prepared.UP_TO + 1)]
+    with db.transaction(write=True) as conn:
+        for index, name in enumerate(names):
+            _provider(conn, '%032d' % index, name)
+    executed = []
+
+    def count(*args):
+        executed.append(args[2])
+
+    def run(conn, lists):
+        return sorted(prepared.run(conn, named, lists, {'generation': 3},
+                                   args=('name',)))
+
+    sa.event.listen(db.engine, 'before_cursor_execute', count)
+    try:
+        with db.transaction(write=False) as conn:
+            for _ in range(2):
+                assert run(conn, {'names': names[:2]}) == [('n0',), ('n1',)]
+                assert not executed
+                assert run(conn, {'names': names}) == [
+                    (name,) for name in names]
+                assert len(executed) == 1
+                del executed[:]
+            # One list over ``UP_TO`` expands them all.
+            assert run(conn, {'names': names,
+                              'uuids': ['%032d' % 1]}) == [('n1',)]
+    finally:
+        sa.event.remove(db.engine, 'before_cursor_execute', count)
+    assert built == [('name', 2, False), ('name', None, False),
+                     ('name', None, None)]
+
+
+def test_run_inserts_few_rows_prepared_and_many_at_once(db):
+    def inserting(rows):
+        insert = sa.insert(_RP)
+        if rows is not None:
+            insert = insert.values(prepared.rows_of(
+                _RP, ('uuid', 'name', 'generation'), rows))
+        return insert.returning(_RP.c.name)
+
+    rows = [{'uuid': '%032d' % index, 'name': 'r%d' % index,
+             'generation': 0} for index in range(prepared.UP_TO + 2)]
+    with db.transaction(write=True) as conn:
+        if not conn.dialect.insert_returning:
+            pytest.skip('INSERT returns no rows here')
+        few = prepared.run(conn, inserting, rows=rows[:1])
+        many = prepared.run(conn, inserting, rows=rows[1:])
+    assert list(few) == [('r0',)]
+    assert sorted(many) == [('r%d' % index,) for index in range(1, 5)]
+
+
 def test_driver_errors_leave_as_sqlalchemy_errors(db):
     statement = prepared.Prepared(
         sa.select(sa.column('x')).select_from(sa.table('nowhere')))
@@ -113,6 +179,30 @@ def test_driver_errors_leave_as_sqlalchemy_errors(db):
         broken(context.AdminContext(db))
     assert not caught.value.connection_invalidated
     assert not db_api.is_unavailable(caught.value)
+
+
+def test_driver_errors_reach_the_engines_error_listeners(db):
+    """A ``handle_error`` listener may call an error a lost connection
+    (``Database`` does for MySQL's broken triggers): a prepared
+    statement's error is heard and invalidates the connection as that
+    of ``conn.execute`` would."""
+    statement = prepared.Prepared(
+        sa.select(sa.column('x')).select_from(sa.table('nowhere')))
+    heard = []
+
+    def listener(context):
+        heard.append(context.original_exception)
+        context.is_disconnect = True
+
+    sa.event.listen(db.engine, 'handle_error', listener)
+    try:
+        with pytest.raises(sa_exc.DBAPIError) as caught:
+            with db.transaction(write=False) as conn:
+                statement.rows(conn)
+    finally:
+        sa.event.remove(db.engine, 'handle_error', listener)
+    assert heard[0] is caught.value.orig
+    assert caught.value.connection_invalidated
 
 
 def test_a_lost_connection_is_invalidated_and_the_reader_rerun(db):

@@ -7,6 +7,7 @@ import pytest
 import sqlalchemy as sa
 
 from placement.db import api as db_api
+from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import allocation as alloc_obj
@@ -148,18 +149,22 @@ def test_provider_race_gives_up_after_the_retries(ctx, provider,
     assert not _exists(ctx, consumer)
 
 
-def test_consumer_changed_since_prepared_is_refused(ctx, provider):
+@pytest.mark.parametrize('count', [1, prepared.UP_TO + 1])
+def test_consumer_changed_since_prepared_is_refused(ctx, provider, count):
     """The consumer generation is compared-and-set: a write prepared
     before another one landed loses (on PostgreSQL the two run side by
-    side between the prepare and the update)."""
-    consumer = str(uuid.uuid4())
-    _write(ctx, provider, {consumer: 1})
-    stale = consumer_obj.prepare(ctx, consumer, 'proj', 'user')
-    _write(ctx, provider, {consumer: 2})
+    side between the prepare and the update), whether the consumers are
+    few (a prepared statement) or more."""
+    inv_obj.replace_all(ctx, provider, {'VCPU': {'total': count}})
+    consumers = [str(uuid.uuid4()) for _ in range(count)]
+    _write(ctx, provider, dict.fromkeys(consumers, 1))
+    stale = [consumer_obj.prepare(ctx, consumer, 'proj', 'user')
+             for consumer in consumers]
+    _write(ctx, provider, {consumers[-1]: 1})
     with pytest.raises(exception.ConsumerGenerationConflict):
         alloc_obj.replace(ctx, [alloc_obj.ConsumerAllocations(
-            stale, {provider.uuid: {'VCPU': 1}})])
-    assert inv_obj.usages(ctx, provider) == {'VCPU': 2}
+            consumer, {provider.uuid: {'VCPU': 1}}) for consumer in stale])
+    assert inv_obj.usages(ctx, provider) == {'VCPU': count}
 
 
 def test_emptied_consumer_is_deleted_and_providers_bumped(ctx, provider):

@@ -91,13 +91,17 @@ both servers, only the one being measured is busy); then per-endpoint
 p50/p99 of each server's highest sustained step and the ratio of the
 sustained rates. The load generator is one Python thread on the same
 machine: its own CPU per request is printed too, since it competes with
-the servers for cores.
+the servers for cores. ``--endpoint-cpu`` adds, per server, its CPU per
+kind of request (``benchmarks/endpoint_cpu.py``) to the endpoint lines
+of its best sustained step and of its steps not sustained: where the
+server's time goes.
 Standard library only (``--side-by-side`` uses the test helpers).
 """
 
 import argparse
 import collections
 import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import math
@@ -106,10 +110,12 @@ import random
 import re
 import shlex
 import sys
+import tempfile
 import time
 import urllib.parse
 
 from benchmarks import allocation_candidates as bench
+from benchmarks import endpoint_cpu
 from benchmarks import http_loop
 from benchmarks import placement_http
 from benchmarks import proc_cpu
@@ -524,6 +530,8 @@ class StepResult:
     lag_limit: float
     #: Share of requests that may go unanswered or get a 5xx.
     error_budget: float = 0.0
+    #: With ``--endpoint-cpu``: the server's {kind: (requests, seconds)}.
+    endpoints: dict = None
 
     @property
     def requests(self):
@@ -612,6 +620,9 @@ def run_step(cloud, factor, args, rng, duration=None):
     waiting = collections.deque()
     server_before = proc_cpu.tree_seconds(cloud.pid) if cloud.pid else None
     db_before = proc_cpu.tree_seconds(cloud.db_pid) if cloud.db_pid else None
+    kinds = args.endpoint_cpu and cloud.pid and os.environ.get(
+        endpoint_cpu.ENV)
+    kinds_before = endpoint_cpu.snapshot(kinds, cloud.pid) if kinds else None
     client_before = time.process_time()
     start = time.monotonic()
     deadline = start + args.duration + args.drain
@@ -656,11 +667,18 @@ def run_step(cloud, factor, args, rng, duration=None):
         after = proc_cpu.tree_seconds(pid) if pid else None
         return after - before if None not in (after, before) else None
 
+    server_cpu, db_cpu = used(cloud.pid, server_before), used(cloud.db_pid,
+                                                               db_before)
+    endpoints = None
+    if kinds:
+        # The workers write their totals every WRITE_EVERY seconds.
+        time.sleep(endpoint_cpu.WRITE_EVERY * 2)
+        endpoints = endpoint_cpu.difference(
+            endpoint_cpu.snapshot(kinds, cloud.pid), kinds_before)
     return StepResult(
         cloud.label, factor, len(events), elapsed, recorder,
-        used(cloud.pid, server_before), used(cloud.db_pid, db_before),
-        client_cpu, args.p99_bound, args.lag,
-        args.error_budget)
+        server_cpu, db_cpu, client_cpu, args.p99_bound, args.lag,
+        args.error_budget, endpoints)
 
 
 def ms(value):
@@ -690,6 +708,8 @@ def step_line(result, width):
 
 
 def endpoint_lines(result):
+    """Latencies and statuses per endpoint, then (``--endpoint-cpu``) the
+    server's CPU per kind of request."""
     lines = []
     rec = result.recorder
     for endpoint in sorted(rec.seconds):
@@ -700,6 +720,10 @@ def endpoint_lines(result):
         lines.append('    %-20s n %6d  p50 %s p99 %s ms  %s' % (
             endpoint, len(values), ms(percentile(values, 0.5) * 1000),
             ms(percentile(values, 0.99) * 1000), statuses))
+    if result.endpoints:
+        lines.append('  server CPU by kind of request (pre_request to '
+                     'post_request):')
+        lines.extend(endpoint_cpu.lines(result.endpoints))
     return lines
 
 
@@ -783,6 +807,10 @@ def parser():
                         'for both servers, e.g. "--worker-class gthread '
                         '--threads 4 --keep-alive 5" (connections kept '
                         'open, as nova\'s keystoneauth session does)')
+    parser.add_argument('--endpoint-cpu', action='store_true',
+                        help='with --side-by-side: also report each '
+                        'server\'s CPU per kind of request (gunicorn '
+                        'hooks of benchmarks/endpoint_cpu.py)')
     parser.add_argument('--token', default='admin')
     parser.add_argument('--shape', choices=['flat', 'nested'],
                         default='flat')
@@ -854,6 +882,8 @@ def main(argv=None):
         options.error(str(exc))
     if bool(urls) == bool(args.side_by_side):
         options.error('give either --url or --side-by-side')
+    if args.endpoint_cpu and not args.side_by_side:
+        options.error('--endpoint-cpu needs --side-by-side')
     if args.side_by_side:
         return side_by_side(args)
     return measure([(label, url, pids.get(label)) for label, url in urls],
@@ -876,9 +906,17 @@ def side_by_side(args):
         copy = False
     else:
         copy = servers.can_copy()
-    with servers.side_by_side(args.workers, not args.ours_only,
-                              prepare=prepare, copy=copy,
-                              gunicorn_args=args.gunicorn_args) as started:
+    gunicorn_args = list(args.gunicorn_args)
+    with contextlib.ExitStack() as stack:
+        if args.endpoint_cpu:
+            # Both gunicorns (and their workers) inherit the variable.
+            os.environ[endpoint_cpu.ENV] = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix='endpoint-cpu.'))
+            stack.callback(os.environ.pop, endpoint_cpu.ENV, None)
+            gunicorn_args += ['-c', os.path.abspath(endpoint_cpu.__file__)]
+        started = stack.enter_context(servers.side_by_side(
+            args.workers, not args.ours_only, prepare=prepare, copy=copy,
+            gunicorn_args=gunicorn_args))
         return measure([(s.label, s.url, s.pid) for s in started],
                        args, db_pid=_database_pid(), loaded=instances)
 

@@ -29,3 +29,18 @@ def test_quick_run_reports_every_endpoint(tmp_path_factory, capsys):
         'GET sharing', 'GET candidates', 'PUT allocations',
         'GET allocations', 'POST allocations', 'DELETE allocations',
         'GET usages', 'PUT inventories'}, out
+
+
+def test_endpoint_cpu_reports_the_servers_cpu_per_kind(capsys):
+    cloud_traffic.main(['--quick', '--side-by-side', '--ours-only',
+                        '--endpoint-cpu', '--factors', '1',
+                        '--p99-bound', '60000', '--lag', '60'])
+    out = capsys.readouterr().out
+    summary = out[out.index('sustained ours'):]
+    block = summary[summary.index('server CPU by kind of request'):]
+    kinds = dict(re.findall(r'^    (\S+ \S+) +n +\d+ +([\d.]+) ms/req',
+                            block, re.M))
+    assert {'GET /resource_providers/{uuid}/inventories',
+            'GET /resource_providers?in_tree',
+            'GET /allocation_candidates?limit&resources'} <= set(kinds), out
+    assert all(float(ms) > 0 for ms in kinds.values()), out

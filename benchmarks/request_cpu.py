@@ -17,6 +17,14 @@ with the spread of the rounds::
 cProfile of that path's requests instead, sorted by cumulative time,
 to see what a request spends its time on. Log lines go to a temporary
 file, as they go to gunicorn's log.
+
+Back to back, a request finds the interpreter's and the processor's
+caches warm with the previous one; under real load other requests,
+other processes and the kernel run in between, and the same code costs
+more. ``--gap MS`` sleeps that long between requests (the sleep is not
+counted: CPU time only), which shows that colder cost::
+
+    python3 -m benchmarks.request_cpu --gap 0.5
 """
 
 import argparse
@@ -117,22 +125,25 @@ def prepare(app):
                                                    data[:200]))
 
 
-def cpu_per_request(app, path, requests):
-    """CPU seconds per GET of ``path``."""
+def cpu_per_request(app, path, requests, gap=0.0):
+    """CPU seconds per GET of ``path``, sleeping ``gap`` seconds between
+    two requests."""
     start = time.process_time()
     for _ in range(requests):
         status, _data = call(app, 'GET', path)
         if status != 200:
             raise RuntimeError('%s -> %s' % (path, status))
+        if gap:
+            time.sleep(gap)
     return (time.process_time() - start) / requests
 
 
-def measure(app, paths, requests, rounds):
+def measure(app, paths, requests, rounds, gap=0.0):
     """{path: [CPU seconds per request, one per round]}."""
     found = {path: [] for path in paths}
     for _ in range(rounds):
         for path in paths:
-            found[path].append(cpu_per_request(app, path, requests))
+            found[path].append(cpu_per_request(app, path, requests, gap))
     return found
 
 
@@ -158,6 +169,10 @@ def main(argv=None):
     parser.add_argument('--rounds', type=int, default=5)
     parser.add_argument('--profile', metavar='PATH',
                         help='print the profile of GET PATH instead')
+    parser.add_argument('--gap', type=float, default=0.0, metavar='MS',
+                        help='milliseconds to sleep between requests '
+                             '(not counted), for the cost with cold '
+                             'caches (default: none)')
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix='request-cpu.') as tmp:
         db_url = args.db_url or 'sqlite:///%s' % os.path.join(
@@ -169,7 +184,8 @@ def main(argv=None):
             print(profile(app, path, args.requests))
             return 0
         cpu_per_request(app, '/', 50)
-        found = measure(app, small_gets.PATHS, args.requests, args.rounds)
+        found = measure(app, small_gets.PATHS, args.requests, args.rounds,
+                        args.gap / 1000)
         for path in small_gets.PATHS:
             values = [v * 1000 for v in found[path]]
             print('GET %-62s %.3f ms CPU (rounds %.3f-%.3f)' % (

@@ -41,18 +41,19 @@ class RequestMetrics:
         self.recorded = recorded
         self.route = route_matcher(
             list(handler.ROUTES) + [healthcheck.PATH])
-        # (counter, histogram) children by label values: looking them up
-        # through labels() costs more than recording.
+        # (counter, histogram) children by route, method label, status
+        # and the microversion.Version the Microversion layer parsed
+        # (equal ones have equal labels): looking them up through
+        # labels(), or even writing the version's label, costs more than
+        # recording.
         self._children = {}
 
-    def _record(self, labels, seconds):
-        children = self._children.get(labels)
-        if children is None:
-            children = self._children.setdefault(labels, (
-                self.recorded.requests.labels(*labels),
-                self.recorded.duration.labels(*labels)))
-        children[0].inc()
-        children[1].observe(seconds)
+    def _children_of(self, key):
+        route, method, status, version = key
+        labels = (route, method, status, str(version) if version else 'none')
+        return self._children.setdefault(key, (
+            self.recorded.requests.labels(*labels),
+            self.recorded.duration.labels(*labels)))
 
     def __call__(self, environ, start_response):
         start = time.perf_counter()
@@ -69,15 +70,16 @@ class RequestMetrics:
         finally:
             in_flight.dec()
             method = environ.get('REQUEST_METHOD', '')
-            version = environ.get(microversion.ENVIRON_KEY)
             # The dispatcher's match is this matcher's: same router, and
             # its templates come first.
             route = environ.get(handler.ENVIRON_ROUTE)
             if route is None:
                 route = self.route(environ.get('PATH_INFO'))
-            self._record(
-                (route,
-                 method if method in _METHODS else 'other',
-                 status[-1] if status else '500',
-                 str(version) if version else 'none'),
-                time.perf_counter() - start)
+            key = (route, method if method in _METHODS else 'other',
+                   status[-1] if status else '500',
+                   environ.get(microversion.ENVIRON_KEY))
+            children = self._children.get(key)
+            if children is None:
+                children = self._children_of(key)
+            children[0].inc()
+            children[1].observe(time.perf_counter() - start)

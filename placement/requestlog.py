@@ -57,13 +57,21 @@ class RequestLog:
         outcome = {}
 
         def _start_response(status, headers, exc_info=None):
-            headers = [h for h in headers if h[0].lower() != HEADER]
-            headers.append((HEADER, request_id))
+            # One pass: a request id header of the application's is
+            # replaced by ours, its first Content-Length is the length.
+            kept = []
+            length = None
+            for header in headers:
+                name = header[0].lower()
+                if name == HEADER:
+                    continue
+                if length is None and name == 'content-length':
+                    length = header
+                kept.append(header)
+            kept.append((HEADER, request_id))
             outcome['status'] = status.split(' ', 1)[0]
-            outcome['length'] = next(
-                (v for k, v in headers if k.lower() == 'content-length'),
-                '-')
-            return start_response(status, headers, exc_info)
+            outcome['length'] = '-' if length is None else length[1]
+            return start_response(status, kept, exc_info)
 
         try:
             return self.application(environ, _start_response)

@@ -2,6 +2,7 @@
 every oslo.log setting still in force after ``setup``."""
 
 import copy
+from importlib import metadata
 import logging
 import os
 import sys
@@ -262,3 +263,34 @@ def test_setup_keeps_a_log_config_file_but_speeds_up_oslo_formatters(
     (line,) = _lines(fast)
     assert ' INFO placement.test [None req-9 ' in line
     assert line.endswith('] configured here')
+
+
+def test_one_formatter_gives_every_kind_of_line_in_any_order():
+    # The format of a line depends on the record (request id, error
+    # summary, level); ours keeps each variant once made.
+    for variant in sorted(CONF_VARIANTS):
+        conf = _conf(CONF_VARIANTS[variant])
+        kwargs = {'datefmt': conf.log_date_format, 'config': conf}
+        theirs = formatters.ContextFormatter(**kwargs)
+        ours = log_format.ContextFormatter(**kwargs)
+        kinds = sorted(RECORDS)
+        for kind in kinds + kinds[::-1]:
+            record = RECORDS[kind]()
+            assert _outcome(ours, record) == _outcome(theirs, record), (
+                variant, kind)
+
+
+def test_the_options_read_once_cannot_change_at_run_time():
+    # ContextFormatter reads these when it is made; oslo.log declares
+    # none of them mutable, so mutate_config_files never changes them.
+    read_once = {'logging_context_format_string',
+                 'logging_default_format_string',
+                 'logging_user_identity_format',
+                 'logging_debug_format_suffix', 'instance_format',
+                 'instance_uuid_format'}
+    list_opts = metadata.entry_points(
+        group='oslo.config.opts', name='oslo.log')[0].load()
+    found = {opt.dest: opt for _group, opts in list_opts() for opt in opts
+             if opt.dest in read_once}
+    assert set(found) == read_once
+    assert not [name for name, opt in found.items() if opt.mutable]

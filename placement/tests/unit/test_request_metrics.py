@@ -61,3 +61,52 @@ def test_the_dispatchers_match_is_the_label():
         match = dispatcher.router.match(path or '/')
         if match is not None:
             assert match[0] == route(path), path
+
+
+def test_requests_are_counted_by_their_labels():
+    import types
+
+    import prometheus_client as prom
+
+    from placement import microversion
+
+    registry = prom.CollectorRegistry()
+    names = ['route', 'method', 'status', 'microversion']
+    recorded = types.SimpleNamespace(
+        requests=prom.Counter('t_requests', 'h', names, registry=registry),
+        duration=prom.Histogram('t_duration', 'h', names,
+                                registry=registry),
+        in_flight=prom.Gauge('t_in_flight', 'h', registry=registry))
+
+    def app(environ, start_response):
+        version = environ.pop('version')
+        if version is not None:
+            environ[microversion.ENVIRON_KEY] = version
+        if environ['PATH_INFO'] != '/boom':
+            start_response('204 No Content', [])
+        return []
+
+    middleware = request_metrics.RequestMetrics(app, recorded)
+    for method, path, version in [
+            ('GET', '/traits', microversion.Version(1, 39)),
+            ('GET', '/traits', microversion.Version(1, 39)),
+            ('GET', '/traits', microversion.Version.parse('1.39')),
+            ('GET', '/traits', None),
+            ('BREW', '/traits', microversion.Version(1, 0)),
+            ('GET', '/boom', None)]:
+        middleware({'REQUEST_METHOD': method, 'PATH_INFO': path,
+                    'version': version}, lambda *a: None)
+
+    def count(route, method, status, version):
+        return registry.get_sample_value('t_requests_total', {
+            'route': route, 'method': method, 'status': status,
+            'microversion': version})
+
+    assert count('/traits', 'GET', '204', '1.39') == 3
+    assert count('/traits', 'GET', '204', 'none') == 1
+    assert count('/traits', 'other', '204', '1.0') == 1
+    assert count(metrics.UNMATCHED_ROUTE, 'GET', '500', 'none') == 1
+    assert registry.get_sample_value('t_duration_count', {
+        'route': '/traits', 'method': 'GET', 'status': '204',
+        'microversion': '1.39'}) == 3
+    assert registry.get_sample_value('t_in_flight') == 0

@@ -19,3 +19,45 @@ def test_request_ids_are_version_4_uuids():
 
 def test_request_ids_differ():
     assert len({requestlog.new_request_id() for _ in range(100)}) == 100
+
+
+def _logged_call(caplog, headers):
+    """The headers the server got and the line logged for an application
+    answering with ``headers``."""
+    import logging
+
+    def app(environ, start_response):
+        start_response('201 Created', list(headers))
+        return [b'']
+
+    got = {}
+
+    def start_response(status, response_headers, exc_info=None):
+        got['status'], got['headers'] = status, response_headers
+
+    environ = {'REQUEST_METHOD': 'GET', 'PATH_INFO': '/x',
+               'REMOTE_ADDR': '10.0.0.1'}
+    with caplog.at_level(logging.INFO, logger=requestlog.LOG.name):
+        requestlog.RequestLog(app)(environ, start_response)
+    line = [r.getMessage() for r in caplog.records
+            if r.name == requestlog.LOG.name][-1]
+    return got, line, environ[requestlog.ENVIRON_REQUEST_ID]
+
+
+def test_our_request_id_replaces_the_applications_and_goes_last(caplog):
+    got, line, request_id = _logged_call(caplog, [
+        ('X-OpenStack-Request-ID', 'theirs'), ('Content-Type', 'a/b'),
+        ('x-openstack-request-id', 'again'), ('Vary', 'x')])
+    assert got['status'] == '201 Created'
+    assert got['headers'] == [('Content-Type', 'a/b'), ('Vary', 'x'),
+                              (requestlog.HEADER, request_id)]
+    assert ' status: 201 len: - ' in line
+
+
+def test_the_line_shows_the_first_content_length_in_any_case(caplog):
+    got, line, _id = _logged_call(caplog, [
+        ('Content-Type', 'a/b'), ('CONTENT-LENGTH', '12'),
+        ('Content-Length', '99')])
+    assert ' len: 12 ' in line
+    assert [h for h in got['headers'] if h[0].lower() == 'content-length'
+            ] == [('CONTENT-LENGTH', '12'), ('Content-Length', '99')]

@@ -35,3 +35,8 @@ def test_it_profiles_one_path():
                '/resource_providers/%s/traits')
     assert 'function calls' in out
     assert 'list_provider_traits' in out
+
+
+def test_it_sleeps_between_requests_when_asked():
+    out = _run('--requests', '2', '--rounds', '1', '--gap', '1')
+    assert out.count('ms CPU') == len(small_gets.PATHS)

@@ -1,10 +1,13 @@
 """The provider index against the database it follows."""
 
+import uuid
+
 import pytest
 import sqlalchemy as sa
 
 from placement.db import tables
 from placement.objects import provider_index
+from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures
 from placement.tests.functional.objects import test_allocation_candidate
 
@@ -120,3 +123,25 @@ def test_a_few_providers_are_reloaded_in_one_statement(ctx, changed):
                                       else len(provider_index._SOURCES))
     assert index.usage[hosts[0].id] == {
         index.class_ids(None, ['VCPU'])['VCPU']: 1}
+
+
+def test_a_refresh_in_an_older_snapshot_leaves_no_change_behind(ctx):
+    """A refresh in a transaction older than the one of the refresh
+    before it (SQLite readers keep the snapshot of their first
+    statement; a worker's threads share the index) must not leave the
+    index behind a change it could not see: the next refresh sees it."""
+    first, second = (rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+                     for i in range(2))
+    index = provider_index.ProviderIndex()
+    with ctx.db.transaction(write=False) as conn:
+        index.refresh(conn)
+    with ctx.db.transaction(write=False) as old:
+        old.execute(sa.select(tables.resource_providers.c.id)).all()
+        rp_obj.destroy(ctx, second.uuid)
+        with ctx.db.transaction(write=False) as new:
+            index.refresh(new)
+        index.refresh(old)
+    with ctx.db.transaction(write=False) as conn:
+        index.refresh(conn)
+    assert second.id not in index.uuid
+    assert first.id in index.uuid

@@ -288,3 +288,27 @@ def test_a_filtered_listing_shows_a_provider_made_since(ctx):
     assert [row.name for row in rp_obj.list_providers(
         ctx, resources={'VCPU': 4})] == ['big']
     assert _kept(ctx) == _read(ctx)
+
+
+def test_rows_read_in_an_older_snapshot_are_read_again(ctx):
+    """A listing whose transaction began before a write that a newer
+    listing's read of the log has marked stale (SQLite readers keep the
+    snapshot of their first statement) reads the old row: right for
+    that listing, which began first, but the next listing must read it
+    again."""
+    first, second = (rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+                     for i in range(2))
+    kept = provider_listing.ListedRows()
+    with ctx.db.transaction(write=False) as conn:
+        kept.refresh(conn)
+    with ctx.db.transaction(write=False) as old:
+        old.execute(sa.select(_RP.c.id)).all()  # its snapshot, on SQLite
+        rp_obj.update(ctx, second, 'renamed')
+        with ctx.db.transaction(write=False) as new:
+            kept.refresh(new, wanted={first.id})
+        assert kept.stale == {second.id}
+        kept.refresh(old, wanted={first.id, second.id})
+    with ctx.db.transaction(write=False) as conn:
+        kept.refresh(conn, wanted={second.id})
+    assert kept.rows[second.id].name == 'renamed'
+    assert [tuple(row) for row in kept.rows.values()] == _read(ctx)

@@ -64,8 +64,10 @@ Pruning: by readers, after a refresh
     passes a multiple of ``KEEP_ROWS``, so the log holds at
     most about ``3 * KEEP_ROWS`` rows. A reader left behind the oldest
     row, or with a gap below it, reloads everything; so does one whose
-    highest id is above the log's (another database, or a log recreated
-    by a downgrade and upgrade).
+    highest id is above the log's (another database, a log recreated
+    by a downgrade and upgrade, or on SQLite a reader whose snapshot is
+    older than the read that moved its cursor), starting afresh from
+    what its snapshot holds.
 
 Reading cheaply on a large cloud
     The frequent read (one per listing or candidates request) never asks
@@ -384,6 +386,14 @@ def _read(conn, since, clock):
         high = max((hi or 0) - START_WINDOW, (lo or 1) - 1, 0)
         found = {id_: rp for id_, rp in found.items() if id_ > high}
         behind = False
+    elif (hi or 0) < high:
+        # The log ends below the reader's cursor: another log (database),
+        # or a snapshot older than the read that moved the cursor (on
+        # SQLite a reader keeps the snapshot of its first statement, and
+        # another thread of the process may have read since). Start
+        # afresh from what this snapshot holds, so that the next read
+        # names what was committed after it.
+        return _read(conn, None, clock)
     else:
         # No row at or below the reader's position (its highest id + 1,
         # or its lowest gap) while the log has rows: the oldest is above
@@ -393,7 +403,6 @@ def _read(conn, since, clock):
               or _needs_lowest(high, max(found, default=high)) else None)
     reload_all = (
         since is None
-        or (hi or 0) < high
         or behind
         or None in found.values())
     high, gaps = _advance(high, gaps, found, clock(), xmin, xmax)

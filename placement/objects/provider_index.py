@@ -177,8 +177,9 @@ class ProviderIndex(per_process.LogFollower):
         # Every row brings its own int objects (32 bytes each past 256):
         # the maps and sets keep one per provider, the one its own row
         # brought, rather than one per row naming it.
+        parts = _parts(conn, ids)
         same = {}
-        for rows in _rows(conn, _PROVIDERS, ids):
+        for rows in parts(_PROVIDERS):
             for provider, uuid, parent, root in rows:
                 same[provider] = provider
                 if root == provider:
@@ -198,18 +199,17 @@ class ProviderIndex(per_process.LogFollower):
                 self.traits[provider] = _EMPTY
                 self.aggregates[provider] = _EMPTY
         known = self.uuid
-        for rows in _rows(conn, _USAGE, ids):
+        for rows in parts(_USAGE):
             for provider, rc, used in rows:
                 if provider in known:
                     self.usage.setdefault(same.get(provider, provider),
                                           {})[rc] = int(used)
         # Streamed: a list of every inventory row of a large cloud would
         # leave the worker that much bigger after the load.
-        self._add_offers((row for rows in _rows(conn, _INVENTORIES, ids)
+        self._add_offers((row for rows in parts(_INVENTORIES)
             for row in rows if row[0] in known), same)
-        self._load_sets(conn, _TRAITS, ids, self.traits, self.with_trait,
-                        same)
-        self._load_sets(conn, _AGGREGATES, ids, self.aggregates,
+        self._load_sets(parts(_TRAITS), self.traits, self.with_trait, same)
+        self._load_sets(parts(_AGGREGATES), self.aggregates,
                         self.in_aggregate, same)
         if ids is not None and not self._names_known():
             # A class or trait created since the names were read.
@@ -254,9 +254,9 @@ class ProviderIndex(per_process.LogFollower):
             inventories[provider] = shared.setdefault(
                 tuple(own.items()), own)
 
-    def _load_sets(self, conn, source, ids, forward, reverse, same):
+    def _load_sets(self, parts, forward, reverse, same):
         found = collections.defaultdict(set)
-        for rows in _rows(conn, source, ids):
+        for rows in parts:
             for provider, value in rows:
                 if provider in forward:
                     provider = same.get(provider, provider)
@@ -479,55 +479,122 @@ def _discard(reverse, key, provider):
 
 
 class _Source:
-    """A SELECT of rows about providers, built once in the three forms
-    a load reads it: for every provider, for some (``IN``), and for a
-    few, prepared. A write changes one or two providers, and reloading
-    them through the prepared form costs a tenth of an ``IN`` statement,
-    whose expansion SQLAlchemy renders again at every execution."""
+    """A SELECT of rows about providers, built once in the two forms a
+    load reads it alone: for every provider, and for some (``IN``). A
+    load of a few providers reads every source at once (``_FEW``)."""
 
-    def __init__(self, stmt, column):
+    def __init__(self, stmt, column, kind, fields):
         self.every = stmt
         self.some = stmt.where(column.in_(sa.bindparam('ids',
                                                        expanding=True)))
-        # Typed: PostgreSQL is told the parameters' types when the
-        # statement is prepared on it.
-        self.few = prepared.Prepared(stmt.where(column.in_(
-            [sa.bindparam('id%d' % i, type_=column.type)
-             for i in range(FEW)])))
-
-    def of_few(self, conn, ids):
-        """Rows of at most ``FEW`` providers ``ids`` (a sorted list)."""
-        padded = ids + ids[-1:] * (FEW - len(ids))
-        return self.few.rows(conn, **{'id%d' % i: provider
-                                      for i, provider in enumerate(padded)})
+        #: Its rows' tag in ``_FEW``, and for each of its columns the
+        #: ``_FEW`` column that carries it.
+        self.kind = kind
+        self.fields = fields
+        self.column = column
 
 
-#: Up to this many providers are reloaded by prepared statements.
+#: Up to this many providers are reloaded by one prepared statement.
 FEW = 4
 
 _CLASS_NAMES = sa.select(tables.resource_classes.c.id,
                          tables.resource_classes.c.name)
 _TRAIT_NAMES = sa.select(tables.traits.c.id, tables.traits.c.name)
 _PROVIDERS = _Source(sa.select(_RP.c.id, _RP.c.uuid, _RP.c.parent_provider_id,
-                               _RP.c.root_provider_id), _RP.c.id)
+                               _RP.c.root_provider_id), _RP.c.id,
+                     0, ('provider', 'text', 'a', 'b'))
 # In row order: a summary lists a provider's classes in the order read,
 # which must not depend on whether the provider was loaded alone.
 _INVENTORIES = _Source(sa.select(
     _INV.c.resource_provider_id, _INV.c.resource_class_id, _INV.c.total,
     _INV.c.reserved, _INV.c.allocation_ratio, _INV.c.min_unit,
     _INV.c.max_unit, _INV.c.step_size).order_by(_INV.c.id),
-    _INV.c.resource_provider_id)
+    _INV.c.resource_provider_id,
+    1, ('provider', 'a', 'b', 'c', 'ratio', 'd', 'e', 'f'))
 _USAGE = _Source(sa.select(
     _ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id,
     sa.func.sum(_ALLOC.c.used)
 ).group_by(_ALLOC.c.resource_provider_id, _ALLOC.c.resource_class_id),
-    _ALLOC.c.resource_provider_id)
+    _ALLOC.c.resource_provider_id, 2, ('provider', 'a', 'b'))
 _TRAITS = _Source(sa.select(_RP_TRAITS.c.resource_provider_id,
                             _RP_TRAITS.c.trait_id),
-                  _RP_TRAITS.c.resource_provider_id)
+                  _RP_TRAITS.c.resource_provider_id, 3, ('provider', 'a'))
 _AGGREGATES = _Source(sa.select(_RP_AGGS.c.resource_provider_id,
                                 _RP_AGGS.c.aggregate_id),
-                      _RP_AGGS.c.resource_provider_id)
+                      _RP_AGGS.c.resource_provider_id, 4, ('provider', 'a'))
+_SOURCES = (_PROVIDERS, _INVENTORIES, _USAGE, _TRAITS, _AGGREGATES)
+
+
+def _few_statement():
+    """The rows of every source for at most ``FEW`` providers (the
+    bound ``id0``... ``id3``, padded with the last), in one prepared
+    statement: a write changes one or two providers, and each statement
+    costs a worker more than what it reads (measured on PostgreSQL:
+    five prepared statements, about a third of a sharing listing's CPU
+    after a write). A ``UNION ALL`` of the sources, each row tagged
+    with its source (``kind``) and its values in the columns the
+    source's ``fields`` name, the others NULL; inventories in row
+    order (``seq``)."""
+    bigint = sa.BigInteger()
+    types = {'provider': bigint, 'a': bigint, 'b': bigint, 'c': bigint,
+             'd': bigint, 'e': bigint, 'f': bigint,
+             'ratio': _INV.c.allocation_ratio.type,
+             'text': _RP.c.uuid.type}
+    selects = []
+    # Inventories first: the one source with a ratio sets its column's
+    # type (PostgreSQL types a UNION's NULLs from the branches before;
+    # MySQL cannot CAST to a float).
+    for source in sorted(_SOURCES, key=lambda s: s is not _INVENTORIES):
+        given = dict(zip(source.fields, source.every.selected_columns))
+        columns = [sa.literal_column(str(source.kind), sa.Integer)
+                   .label('kind'),
+                   (_INV.c.id if source is _INVENTORIES
+                    else sa.literal_column('0', sa.Integer)).label('seq')]
+        for name, kind in types.items():
+            value = given.get(name)
+            if value is None:
+                value = (sa.null() if name == 'ratio'
+                         else sa.cast(sa.null(), kind))
+            elif kind is bigint:
+                value = sa.cast(value, bigint)
+            columns.append(value.label(name))
+        stmt = source.every.with_only_columns(*columns).order_by(None)
+        # Typed: PostgreSQL is told the parameters' types when the
+        # statement is prepared on it.
+        selects.append(stmt.where(source.column.in_(
+            [sa.bindparam('id%d' % i, type_=source.column.type)
+             for i in range(FEW)])))
+    union = sa.union_all(*selects).subquery('few')
+    return prepared.Prepared(
+        sa.select(union).order_by(union.c.kind, union.c.seq))
+
+
+_FEW = _few_statement()
+#: Where each source's values sit in a ``_FEW`` row.
+_FEW_COLUMNS = {
+    source.kind: [2 + list(_FEW.stmt.selected_columns.keys())[2:].index(name)
+                  for name in source.fields]
+    for source in _SOURCES}
+
+
+def _parts(conn, ids):
+    """``parts(source)``: the rows of ``source`` for the providers
+    ``ids`` (None: all), in parts. At most ``FEW`` providers are read
+    from every source at once."""
+    if ids is None or len(ids) > FEW:
+        return lambda source: _rows(conn, source, ids)
+    ids = sorted(ids)
+    padded = ids + ids[-1:] * (FEW - len(ids))
+    found = {source.kind: [] for source in _SOURCES}
+    for row in _FEW.rows(conn, **{'id%d' % i: provider
+                                  for i, provider in enumerate(padded)}):
+        found[row[0]].append(row)
+    split = {}
+    for source in _SOURCES:
+        pick = _FEW_COLUMNS[source.kind]
+        split[source] = [tuple([row[i] for i in pick])
+                         for row in found[source.kind]]
+    return lambda source: (split[source],)
 
 
 def _rows(conn, source, ids):
@@ -537,9 +604,6 @@ def _rows(conn, source, ids):
         yield from conn.execute(source.every).partitions(CHUNK * 20)
         return
     ids = sorted(ids)
-    if len(ids) <= FEW:
-        yield source.of_few(conn, ids)
-        return
     for start in range(0, len(ids), CHUNK):
         yield conn.execute(source.some,
                            {'ids': ids[start:start + CHUNK]}).all()

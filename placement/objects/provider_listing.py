@@ -12,6 +12,11 @@ a provider whenever its row changes (a rename, a generation bump, a
 move in its tree) or is deleted, so a listing sees every write
 committed before it started, exactly as if it read the table.
 
+A refresh only notes the providers the log names as stale; a listing
+reads again those it shows (``refresh(wanted=)``), so that the sharing
+providers of an aggregate, which nova-compute lists at every periodic
+refresh, cost no read while allocation writes change compute nodes.
+
 The cache has its own cursor in the log; pruning the log is left to
 the provider index. It is reloaded whole on first use, when the log was
 pruned beyond its cursor, and at least every
@@ -21,6 +26,7 @@ test_provider_listing.py`` bounds it).
 """
 
 import collections
+import time
 
 import sqlalchemy as sa
 
@@ -77,7 +83,16 @@ _SOME_FEW = prepared.Prepared(
 
 
 class ListedRows(per_process.LogFollower):
-    """``rows``: {provider id: its ``ListedProvider``}, in id order.
+    """``rows``: {provider id: its ``ListedProvider``}, in id order,
+    current for every provider but those in ``stale``.
+
+    The log names the providers a write changed; their rows are read
+    again when a listing wants them (``refresh(wanted=)``), not before:
+    the listing most often sent, the sharing providers of an aggregate
+    (``member_of`` and ``required``), shows one provider that writes
+    seldom change, while allocation writes keep logging compute nodes.
+    A stale provider's row may be out of date, gone (the provider was
+    deleted) or missing (a new provider).
 
     Callers hold ``lock`` from ``refresh`` until they have taken the
     rows they need: a refresh changes ``rows`` in place.
@@ -88,13 +103,37 @@ class ListedRows(per_process.LogFollower):
     def __init__(self):
         super().__init__()
         self.rows = {}
+        self.stale = set()
+
+    def refresh(self, conn, clock=time.monotonic, reads=None, wanted=None):
+        """``LogFollower.refresh``, after which the rows of ``wanted``
+        (ids; None: every provider) are current."""
+        self._refresh(conn, clock, reads, wanted)
+
+    def _refresh(self, conn, clock, reads=None, wanted=None):
+        found = super()._refresh(conn, clock, reads)
+        stale = self.stale
+        if stale:
+            due = stale if wanted is None else stale.intersection(wanted)
+            if due:
+                try:
+                    self._load(conn, due)
+                except BaseException:
+                    self.version = self.loaded_at = None
+                    raise
+                stale.difference_update(due)
+        return found
 
     def load_all(self, conn):
         self.rows = {}
+        self.stale = set()
         for part in conn.execute(_ALL).partitions(_CHUNK * 20):
             self._add(part)
 
     def load_changed(self, conn, provider_ids):
+        self.stale.update(provider_ids)
+
+    def _load(self, conn, provider_ids):
         ids = sorted(provider_ids)
         rows = self.rows
         last = next(reversed(rows), 0)

@@ -693,7 +693,7 @@ def _kept_rows(ctx, fitting, reads=None):
     (``provider_listing``), brought up to date in this transaction."""
     cache = provider_listing.of(ctx.db)
     with cache.lock:
-        cache.refresh(ctx.conn, reads=reads)
+        cache.refresh(ctx.conn, reads=reads, wanted=fitting)
         rows = cache.rows
         if fitting is None:
             rows = list(rows.values())

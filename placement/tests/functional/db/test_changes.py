@@ -484,6 +484,28 @@ def test_read_answers(ctx):
     assert _read(ctx, beyond).provider_ids is None
 
 
+def test_a_read_in_an_older_snapshot_leaves_later_changes_to_the_next(ctx):
+    """A cursor moved by a read in a newer snapshot (another thread),
+    then read from in an older one (SQLite readers keep the snapshot of
+    their first statement): that read sees the log end below the
+    cursor, and reloads everything from what it sees; its cursor must
+    then be that snapshot's, or the next read would not name what was
+    committed in between (the caller's reload could not see it)."""
+    cursor = _cursor(ctx)
+    log = tables.provider_change_log
+    with ctx.db.transaction(write=False) as old:
+        old.execute(sa.select(log.c.id)).all()  # its snapshot, on SQLite
+        with ctx.db.transaction(write=True) as conn:
+            _log_by_hand(conn, 4)
+        newer = _read(ctx, cursor).version
+        older = changes.read(old, newer)
+    if older.provider_ids is None:  # SQLite: the old snapshot
+        found = _read(ctx, older.version).provider_ids
+        assert found is None or 4 in found
+    else:  # statements take their own snapshot: it saw the row
+        assert older.version == newer
+
+
 def test_a_null_provider_makes_every_reader_reload(ctx):
     cursor = _cursor(ctx)
     with ctx.db.transaction(write=True) as conn:

@@ -1,10 +1,14 @@
 """The provider index against the database it follows."""
 
+import uuid
+
 import pytest
 import sqlalchemy as sa
 
 from placement.db import tables
 from placement.objects import provider_index
+from placement.objects import resource_provider as rp_obj
+from placement.tests import fixtures
 from placement.tests.functional.objects import test_allocation_candidate
 
 
@@ -90,3 +94,54 @@ def test_providers_reloaded_alone_are_as_a_whole_load_sees_them(ctx,
     assert not index.traits[touched[0]]
     assert index.inventories[touched[0]] != fresh.inventories[
         topo.by_name[names[-2]].id]
+
+
+@pytest.mark.parametrize('changed', [1, provider_index.FEW,
+                                     provider_index.FEW + 1])
+@pytest.mark.usefixtures('unchecked_followers')
+def test_a_few_providers_are_reloaded_in_one_statement(ctx, changed):
+    """Up to ``FEW`` changed providers cost the refresh the log read and
+    one statement for all they hold (a write changes one or two); more
+    take a statement per source (and per chunk of ids)."""
+    topo = test_allocation_candidate.Topology(ctx)
+    hosts = [topo.add('cn%d' % host, inventory={'VCPU': 8},
+                      traits=['HW_CPU_X86_AVX2'], aggs=['agg'])
+             for host in range(provider_index.FEW + 1)]
+    index = provider_index.ProviderIndex()
+    with ctx.db.transaction(write=False) as conn:
+        index.refresh(conn)
+    for host in hosts[:changed]:
+        topo.allocate(host.name, 'VCPU', 1)
+
+    def refresh():
+        with ctx.db.transaction(write=False) as conn:
+            index.refresh(conn)
+    sent = fixtures.statements_sent(ctx, refresh, prepared_too=True)
+    reads = [s for s in sent if 'provider_change_log' in s]
+    assert len(reads) == 1
+    assert len(sent) - len(reads) == (1 if changed <= provider_index.FEW
+                                      else len(provider_index._SOURCES))
+    assert index.usage[hosts[0].id] == {
+        index.class_ids(None, ['VCPU'])['VCPU']: 1}
+
+
+def test_a_refresh_in_an_older_snapshot_leaves_no_change_behind(ctx):
+    """A refresh in a transaction older than the one of the refresh
+    before it (SQLite readers keep the snapshot of their first
+    statement; a worker's threads share the index) must not leave the
+    index behind a change it could not see: the next refresh sees it."""
+    first, second = (rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+                     for i in range(2))
+    index = provider_index.ProviderIndex()
+    with ctx.db.transaction(write=False) as conn:
+        index.refresh(conn)
+    with ctx.db.transaction(write=False) as old:
+        old.execute(sa.select(tables.resource_providers.c.id)).all()
+        rp_obj.destroy(ctx, second.uuid)
+        with ctx.db.transaction(write=False) as new:
+            index.refresh(new)
+        index.refresh(old)
+    with ctx.db.transaction(write=False) as conn:
+        index.refresh(conn)
+    assert second.id not in index.uuid
+    assert first.id in index.uuid

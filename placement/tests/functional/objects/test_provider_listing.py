@@ -238,3 +238,77 @@ def test_kept_rows_behind_the_index_still_follow_every_write(
     assert [tuple(row) for row in listed] == [
         row for row in _read(ctx) if row[2] == 'renamed']
     assert len(reads) == 2 and reads[0] != reads[1]
+
+
+def test_changed_rows_are_read_when_a_listing_wants_them(ctx, monkeypatch):
+    """A refresh notes the providers the log names as stale and reads
+    again only those the listing shows (``wanted``; None: all): a
+    listing of the sharing providers of an aggregate reads no row while
+    writes change only compute nodes."""
+    providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+                 for i in range(3)]
+    kept = provider_listing.ListedRows()
+    asked = []
+    real = provider_listing._changed_rows
+
+    def changed_rows(conn, ids):
+        asked.append(list(ids))
+        return real(conn, ids)
+    monkeypatch.setattr(provider_listing, '_changed_rows', changed_rows)
+
+    def refresh(wanted):
+        with ctx.db.transaction(write=False) as conn:
+            kept.refresh(conn, wanted=wanted)
+        found, asked[:] = list(asked), []
+        return found
+
+    refresh(None)
+    rp_obj.update(ctx, providers[1], 'renamed')
+    assert refresh({providers[0].id}) == []
+    assert kept.stale == {providers[1].id}
+    assert refresh({providers[0].id, providers[1].id}) == [
+        [providers[1].id]]
+    assert kept.rows[providers[1].id].name == 'renamed'
+    assert not kept.stale
+    late = rp_obj.create(ctx, str(uuid.uuid4()), 'late')
+    rp_obj.destroy(ctx, providers[2].uuid)
+    assert refresh({providers[0].id}) == []
+    assert refresh(None) == [[providers[2].id, late.id]]
+    assert [tuple(row) for row in kept.rows.values()] == _read(ctx)
+
+
+def test_a_filtered_listing_shows_a_provider_made_since(ctx):
+    """A provider created after the rows were loaded is stale (not kept
+    yet) until a listing finds it: then it is read and listed."""
+    small = rp_obj.create(ctx, str(uuid.uuid4()), 'small')
+    inv_obj.replace_all(ctx, small, {'VCPU': {'total': 2}})
+    assert rp_obj.list_providers(ctx, resources={'VCPU': 4}) == []
+    big = rp_obj.create(ctx, str(uuid.uuid4()), 'big')
+    inv_obj.replace_all(ctx, big, {'VCPU': {'total': 8}})
+    assert [row.name for row in rp_obj.list_providers(
+        ctx, resources={'VCPU': 4})] == ['big']
+    assert _kept(ctx) == _read(ctx)
+
+
+def test_rows_read_in_an_older_snapshot_are_read_again(ctx):
+    """A listing whose transaction began before a write that a newer
+    listing's read of the log has marked stale (SQLite readers keep the
+    snapshot of their first statement) reads the old row: right for
+    that listing, which began first, but the next listing must read it
+    again."""
+    first, second = (rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+                     for i in range(2))
+    kept = provider_listing.ListedRows()
+    with ctx.db.transaction(write=False) as conn:
+        kept.refresh(conn)
+    with ctx.db.transaction(write=False) as old:
+        old.execute(sa.select(_RP.c.id)).all()  # its snapshot, on SQLite
+        rp_obj.update(ctx, second, 'renamed')
+        with ctx.db.transaction(write=False) as new:
+            kept.refresh(new, wanted={first.id})
+        assert kept.stale == {second.id}
+        kept.refresh(old, wanted={first.id, second.id})
+    with ctx.db.transaction(write=False) as conn:
+        kept.refresh(conn, wanted={second.id})
+    assert kept.rows[second.id].name == 'renamed'
+    assert [tuple(row) for row in kept.rows.values()] == _read(ctx)

@@ -620,8 +620,8 @@ def run_step(cloud, factor, args, rng, duration=None):
     waiting = collections.deque()
     server_before = proc_cpu.tree_seconds(cloud.pid) if cloud.pid else None
     db_before = proc_cpu.tree_seconds(cloud.db_pid) if cloud.db_pid else None
-    kinds = args.endpoint_cpu and cloud.pid and os.environ.get(
-        endpoint_cpu.ENV)
+    # Set by --endpoint-cpu for the servers it starts.
+    kinds = cloud.pid and os.environ.get(endpoint_cpu.ENV)
     kinds_before = endpoint_cpu.snapshot(kinds, cloud.pid) if kinds else None
     client_before = time.process_time()
     start = time.monotonic()

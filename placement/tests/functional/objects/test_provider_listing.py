@@ -89,17 +89,23 @@ def test_resources_listing_takes_the_kept_rows_of_the_fitting(ctx):
         row for row in _read(ctx) if row[2] == 'big']
 
 
-def test_a_refresh_reads_only_the_rows_that_changed(ctx, monkeypatch):
-    providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
-                 for i in range(3)]
-    kept = provider_listing.ListedRows()
-    asked = []
+@pytest.fixture
+def asked(monkeypatch):
+    """The ids each read of changed rows asked for, in order."""
+    found = []
     real = provider_listing._changed_rows
 
     def changed_rows(conn, ids):
-        asked.append(list(ids))
+        found.append(list(ids))
         return real(conn, ids)
     monkeypatch.setattr(provider_listing, '_changed_rows', changed_rows)
+    return found
+
+
+def test_a_refresh_reads_only_the_rows_that_changed(ctx, asked):
+    providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
+                 for i in range(3)]
+    kept = provider_listing.ListedRows()
 
     def refresh():
         with ctx.db.transaction(write=False) as conn:
@@ -240,7 +246,7 @@ def test_kept_rows_behind_the_index_still_follow_every_write(
     assert len(reads) == 2 and reads[0] != reads[1]
 
 
-def test_changed_rows_are_read_when_a_listing_wants_them(ctx, monkeypatch):
+def test_changed_rows_are_read_when_a_listing_wants_them(ctx, asked):
     """A refresh notes the providers the log names as stale and reads
     again only those the listing shows (``wanted``; None: all): a
     listing of the sharing providers of an aggregate reads no row while
@@ -248,13 +254,6 @@ def test_changed_rows_are_read_when_a_listing_wants_them(ctx, monkeypatch):
     providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
                  for i in range(3)]
     kept = provider_listing.ListedRows()
-    asked = []
-    real = provider_listing._changed_rows
-
-    def changed_rows(conn, ids):
-        asked.append(list(ids))
-        return real(conn, ids)
-    monkeypatch.setattr(provider_listing, '_changed_rows', changed_rows)
 
     def refresh(wanted):
         with ctx.db.transaction(write=False) as conn:

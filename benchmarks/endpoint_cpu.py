@@ -22,6 +22,7 @@ import glob
 import json
 import os
 import re
+import threading
 import time
 
 ENV = 'PLACEMENT_BENCH_ENDPOINT_CPU'
@@ -31,7 +32,11 @@ _UUID = re.compile(r'[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?'
                    r'[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}')
 
 _totals = {}                # kind -> [requests, seconds]
-_state = {'start': 0.0, 'written': 0.0}
+_state = {'written': 0.0}
+# A threaded worker (gthread) runs several requests at once, each hook
+# pair in the request's thread.
+_started = threading.local()
+_lock = threading.Lock()
 
 
 def kind(method, path, query):
@@ -55,26 +60,28 @@ def _write(directory):
 # -- gunicorn hooks ----------------------------------------------------------
 
 def pre_request(worker, req):
-    _state['start'] = time.thread_time()
+    _started.cpu = time.thread_time()
 
 
 def post_request(worker, req, environ, resp):
-    spent = time.thread_time() - _state['start']
-    entry = _totals.setdefault(kind(req.method, req.path, req.query or ''),
-                               [0, 0.0])
-    entry[0] += 1
-    entry[1] += spent
+    spent = time.thread_time() - _started.cpu
+    name = kind(req.method, req.path, req.query or '')
     directory = os.environ.get(ENV)
     now = time.monotonic()
-    if directory and now - _state['written'] >= WRITE_EVERY:
-        _state['written'] = now
-        _write(directory)
+    with _lock:
+        entry = _totals.setdefault(name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += spent
+        if directory and now - _state['written'] >= WRITE_EVERY:
+            _state['written'] = now
+            _write(directory)
 
 
 def worker_exit(server, worker):
     directory = os.environ.get(ENV)
     if directory:
-        _write(directory)
+        with _lock:
+            _write(directory)
 
 
 # -- reading -----------------------------------------------------------------

@@ -27,8 +27,7 @@ def _request(method, path, query=''):
 def test_hooks_add_up_cpu_per_kind_and_write_it(tmp_path, monkeypatch):
     monkeypatch.setenv(endpoint_cpu.ENV, str(tmp_path))
     monkeypatch.setattr(endpoint_cpu, '_totals', {})
-    monkeypatch.setattr(endpoint_cpu, '_state',
-                        {'start': 0.0, 'written': 0.0})
+    monkeypatch.setattr(endpoint_cpu, '_state', {'written': 0.0})
     for path in ('/resource_providers/%s/traits' % UUID, '/'):
         req = _request('GET', path)
         endpoint_cpu.pre_request(None, req)
@@ -63,3 +62,31 @@ def test_difference_keeps_the_kinds_that_ran_and_lines_rank_them():
     assert first.split()[:5] == ['GET', '/y', 'n', '1', '3000.000']
     assert first.endswith('75.0%')
     assert second.split()[:5] == ['GET', '/', 'n', '4', '250.000']
+
+
+def test_each_thread_measures_its_own_request(tmp_path, monkeypatch):
+    """A threaded worker interleaves requests: a request's CPU is its
+    own thread's, from its own pre_request."""
+    import threading
+    monkeypatch.setattr(endpoint_cpu, '_totals', {})
+    monkeypatch.setattr(endpoint_cpu, '_state', {'written': 0.0})
+    long_started, short_done = threading.Event(), threading.Event()
+
+    def long_request():
+        req = _request('GET', '/long')
+        endpoint_cpu.pre_request(None, req)
+        long_started.set()
+        short_done.wait(10)
+        sum(range(200000))
+        endpoint_cpu.post_request(None, req, {}, None)
+
+    thread = threading.Thread(target=long_request)
+    thread.start()
+    long_started.wait(10)
+    req = _request('GET', '/short')
+    endpoint_cpu.pre_request(None, req)
+    endpoint_cpu.post_request(None, req, {}, None)
+    short_done.set()
+    thread.join(10)
+    totals = endpoint_cpu._totals
+    assert totals['GET /long'][1] > 10 * totals['GET /short'][1] > 0

@@ -69,12 +69,12 @@ def get_inventories(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:inventories:list')
     try:
-        provider, inventories = inv_obj.get_provider_inventories(
+        generation, inventories = inv_obj.get_provider_inventories(
             ctx, req.urlvars['uuid'])
     except exception.ResourceProviderNotFound as exc:
         raise _missing(exc)
     return util.json_response(req, {
-        'resource_provider_generation': provider.generation,
+        'resource_provider_generation': generation,
         'inventories': {i.resource_class: _record(i) for i in inventories},
     }, last_modified=util.newest(i.last_modified for i in inventories))
 

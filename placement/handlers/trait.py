@@ -122,12 +122,12 @@ def list_provider_traits(req):
     ctx = util.context(req)
     ctx.can('placement:resource_providers:traits:list')
     try:
-        provider, traits = trait_obj.get_provider_traits(
+        generation, traits = trait_obj.get_provider_traits(
             ctx, req.urlvars['uuid'])
     except exception.ResourceProviderNotFound as exc:
         # The reference repeats the message here, and keeps Vary.
         raise errors.NotFound('%s: %s' % (exc, exc))
-    return _provider_traits_response(req, traits, provider.generation)
+    return _provider_traits_response(req, traits, generation)
 
 
 @contract.describe(

@@ -13,6 +13,7 @@ from placement.db import api as db_api
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
+from placement.objects import generation_rows
 from placement.objects import resource_provider as rp_obj
 
 _AGG = tables.placement_aggregates
@@ -34,28 +35,25 @@ def ids_by_uuid(conn, uuids):
     return dict(conn.execute(_IDS, {'uuids': sorted(set(uuids))}).all())
 
 
-#: A provider's generation with each of its aggregates (one row with a
-#: NULL aggregate if it has none): the GET of a provider's aggregates in
-#: one statement rather than two.
+#: A provider's generation with each of its aggregates: the GET of a
+#: provider's aggregates in one statement rather than two.
 _GENERATION_AND_AGGREGATES = prepared.Prepared(
-    sa.select(_RP.c.generation, _AGG.c.uuid)
-    .select_from(
-        _RP.outerjoin(_RP_AGG, _RP_AGG.c.resource_provider_id == _RP.c.id)
-        .outerjoin(_AGG, _AGG.c.id == _RP_AGG.c.aggregate_id))
-    .where(_RP.c.uuid == sa.bindparam('uuid'))
-    .order_by(_AGG.c.id))
+    generation_rows.statement(
+        [(_RP_AGG, _RP_AGG.c.resource_provider_id == _RP.c.id),
+         (_AGG, _AGG.c.id == _RP_AGG.c.aggregate_id)],
+        _AGG.c.id, _AGG.c.uuid))
+
+
+def _uuid(uuid):
+    return uuid
 
 
 @db_api.reader
 def get_provider_aggregates(ctx, uuid):
     """``(generation, [aggregate uuid, ...])`` of the provider ``uuid``,
-    or ResourceProviderNotFound."""
-    rows = []
-    if db_api.storable(uuid):
-        rows = _GENERATION_AND_AGGREGATES.rows(ctx.conn, uuid=uuid)
-    if not rows:
-        raise exception.ResourceProviderNotFound(uuid=uuid)
-    return rows[0][0], [agg for _gen, agg in rows if agg is not None]
+    in aggregate id order, or ResourceProviderNotFound."""
+    return generation_rows.read(ctx, _GENERATION_AND_AGGREGATES,
+                                      uuid, _uuid)
 
 
 @db_api.writer

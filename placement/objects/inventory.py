@@ -17,6 +17,7 @@ from placement.db import api as db_api
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
+from placement.objects import generation_rows
 from placement.objects import capacity as capacity_rule
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
@@ -104,20 +105,21 @@ def get_all(ctx, provider):
             for row in _OF_PROVIDER.rows(ctx.conn, provider=provider.id)]
 
 
-_PROVIDER_AND_INVENTORIES = prepared.Prepared(
-    rp_obj.by_uuid_joined(
+_GENERATION_AND_INVENTORIES = prepared.Prepared(
+    generation_rows.statement(
         [(_INV, _INV.c.resource_provider_id
           == tables.resource_providers.c.id),
          (_RC, _RC.c.id == _INV.c.resource_class_id)],
-        *_COLUMNS)
-    .order_by(_INV.c.resource_class_id))
+        _INV.c.resource_class_id, *_COLUMNS))
 
 
 @db_api.reader
 def get_provider_inventories(ctx, uuid):
-    """``(provider, [Inventory, ...])`` for the provider ``uuid``, in
-    one statement; ResourceProviderNotFound if there is none."""
-    return rp_obj.joined_rows(ctx, _PROVIDER_AND_INVENTORIES, uuid, Inventory)
+    """``(generation, [Inventory, ...])`` of the provider ``uuid``, in
+    resource class id order, in one statement; ResourceProviderNotFound
+    if there is none."""
+    return generation_rows.read(ctx, _GENERATION_AND_INVENTORIES,
+                                      uuid, Inventory)
 
 
 @db_api.reader

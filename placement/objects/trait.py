@@ -13,6 +13,7 @@ from placement.db import api as db_api
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
+from placement.objects import generation_rows
 from placement.objects import resource_provider as rp_obj
 
 _TRAITS = tables.traits
@@ -176,20 +177,21 @@ def _provider_traits(ctx, provider_id):
             for row in _PROVIDER_TRAITS.rows(ctx.conn, provider=provider_id)]
 
 
-_PROVIDER_AND_TRAITS = prepared.Prepared(
-    rp_obj.by_uuid_joined(
+_GENERATION_AND_TRAITS = prepared.Prepared(
+    generation_rows.statement(
         [(_RP_TRAITS, _RP_TRAITS.c.resource_provider_id
           == tables.resource_providers.c.id),
          (_TRAITS, _TRAITS.c.id == _RP_TRAITS.c.trait_id)],
-        *_select().selected_columns)
-    .order_by(_TRAITS.c.id))
+        _TRAITS.c.id, *_select().selected_columns))
 
 
 @db_api.reader
 def get_provider_traits(ctx, uuid):
-    """``(provider, [Trait, ...])`` for the provider ``uuid``, in one
-    statement; ResourceProviderNotFound if there is none."""
-    return rp_obj.joined_rows(ctx, _PROVIDER_AND_TRAITS, uuid, Trait)
+    """``(generation, [Trait, ...])`` of the provider ``uuid``, in trait
+    id order, in one statement; ResourceProviderNotFound if there is
+    none."""
+    return generation_rows.read(ctx, _GENERATION_AND_TRAITS, uuid,
+                                      Trait)
 
 
 @db_api.writer

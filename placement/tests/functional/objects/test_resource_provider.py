@@ -87,21 +87,63 @@ def test_delete_removes_associations_in_one_go(ctx):
                 table)).scalar() == 0
 
 
-@pytest.mark.parametrize('name', ['inventory', 'trait'])
+@pytest.mark.parametrize('name', ['inventory', 'trait', 'aggregate'])
 def test_a_provider_and_its_rows_are_found_by_index(ctx, name):
-    """A provider's inventories (or traits) read with the provider in one
-    statement look the provider up by uuid and its rows up by provider:
-    no table is read whole. On SQLite an outer join of an inner join was
-    materialised whole, every inventory of the cloud read per request."""
+    """A provider's inventories (traits, aggregates) read with its
+    generation in one statement look the provider up by uuid and its
+    rows up by provider: no table is read whole, nothing is sorted. On
+    SQLite an outer join of an inner join was materialised whole, every
+    inventory of the cloud read per request."""
     if ctx.db.dialect != 'sqlite':
         pytest.skip('reads the plan in SQLite terms')
+    from placement.objects import aggregate
     from placement.objects import inventory
     from placement.objects import trait
-    statement = {'inventory': inventory._PROVIDER_AND_INVENTORIES,
-                 'trait': trait._PROVIDER_AND_TRAITS}[name].stmt
+    statement = {'inventory': inventory._GENERATION_AND_INVENTORIES,
+                 'trait': trait._GENERATION_AND_TRAITS,
+                 'aggregate': aggregate._GENERATION_AND_AGGREGATES,
+                 }[name].stmt
     with ctx.db.engine.connect() as conn:
         sql = str(statement.compile(dialect=conn.dialect))
         plan = [row[-1] for row in conn.exec_driver_sql(
             'EXPLAIN QUERY PLAN ' + sql, ('x',))]
-    assert plan and all(step.startswith('SEARCH') or 'ORDER BY' in step
-                        for step in plan), plan
+    assert plan and all(step.startswith('SEARCH') for step in plan), plan
+
+
+def test_a_providers_rows_come_in_id_order_whatever_the_storage(ctx):
+    """The GETs of a provider's inventories, traits and aggregates list
+    them by resource class, trait and aggregate id, although the
+    statement has no ORDER BY: rows written in the other order (stored
+    first, so a heap scan meets them first) come back sorted."""
+    from placement.objects import aggregate as aggregate_obj
+    from placement.objects import inventory as inv_obj
+    from placement.objects import trait as trait_obj
+    provider = _new(ctx, 'ordered')
+    first, second = 'CUSTOM_ORDER_FIRST', 'CUSTOM_ORDER_SECOND'
+    trait_obj.ensure(ctx, first)
+    trait_obj.ensure(ctx, second)
+    aggregates = sorted([str(uuid.uuid4()), str(uuid.uuid4())])
+    aggregate_obj.ensure(ctx, aggregates)
+    inventory = {'total': 8, 'reserved': 0, 'min_unit': 1, 'max_unit': 8,
+                 'step_size': 1, 'allocation_ratio': 1.0}
+    # Rows of the higher ids first, those of the lower ids after them.
+    generation = inv_obj.replace_all(ctx, provider, {'MEMORY_MB': inventory})
+    generation = inv_obj.replace_all(
+        ctx, provider, {'MEMORY_MB': inventory, 'VCPU': inventory},
+        generation)
+    _traits, generation = trait_obj.set_provider_traits(
+        ctx, provider, [second], generation)
+    _traits, generation = trait_obj.set_provider_traits(
+        ctx, provider, [second, first], generation)
+    generation = aggregate_obj.set_provider_aggregates(
+        ctx, provider, aggregates[1:], generation=generation)
+    generation = aggregate_obj.set_provider_aggregates(
+        ctx, provider, aggregates, generation=generation)
+
+    found, inventories = inv_obj.get_provider_inventories(ctx, provider.uuid)
+    assert (found, [i.resource_class for i in inventories]) == (
+        generation, ['VCPU', 'MEMORY_MB'])
+    found, traits = trait_obj.get_provider_traits(ctx, provider.uuid)
+    assert (found, [t.name for t in traits]) == (generation, [first, second])
+    assert aggregate_obj.get_provider_aggregates(ctx, provider.uuid) == (
+        generation, aggregates)

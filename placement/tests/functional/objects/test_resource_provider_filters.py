@@ -124,6 +124,18 @@ def test_resources_with_other_filters(ctx):
     assert _names(ctx, resources={VCPU: 2}, name='cn1') == ['cn1']
 
 
+def test_a_tree_is_listed_in_creation_order_after_its_root_changed(ctx):
+    """``?in_tree=`` lists a tree in id order, although its statement has
+    no ORDER BY: once the root's row was rewritten (a new row version,
+    stored after its children's rows) it still comes first."""
+    root = _new(ctx, 'root')
+    child = _new(ctx, 'child', root.uuid)
+    _new(ctx, 'grandchild', child.uuid)
+    rp_obj.update(ctx, root, 'renamed root', rp_obj.UNCHANGED)
+    assert _names(ctx, in_tree=child.uuid) == [
+        'renamed root', 'child', 'grandchild']
+
+
 # -- lookup order ------------------------------------------------------------
 
 def test_unknown_tree_answers_before_traits_are_looked_up(ctx):
@@ -216,9 +228,9 @@ def test_provider_traits_unknown_names_change_nothing(ctx):
         trait_obj.set_provider_traits(
             ctx, provider, ['NOPE2', 'HW_CPU_X86_AVX2', 'NOPE1', 'NOPE2'], 1)
     assert caught.value.kwargs['names'] == 'NOPE2, NOPE1'
-    provider, traits = trait_obj.get_provider_traits(ctx, provider.uuid)
+    generation, traits = trait_obj.get_provider_traits(ctx, provider.uuid)
     assert [t.name for t in traits] == ['HW_CPU_X86_AVX']
-    assert provider.generation == 1
+    assert generation == 1
 
 
 def test_provider_traits_generation_only_moves_on_change(ctx):

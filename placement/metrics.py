@@ -31,6 +31,26 @@ _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 _lock = threading.Lock()
 _metrics = None
 _watched = weakref.WeakSet()
+#: This process's id, renewed in every child a fork makes.
+_pid = os.getpid()
+
+
+def _renew_pid():
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_renew_pid)
+
+
+def process_identifier():
+    """prometheus-client's file-backed values ask which process they are
+    in at every write, to move to files of their own after a fork; its
+    default asks the kernel (a system call, seven times per request).
+    This is the id as of the last fork, which Python renews in each
+    child it forks (gunicorn's and multiprocessing's ``os.fork``, and
+    uWSGI's fork, which tells the interpreter)."""
+    return _pid
 
 
 class _Metrics:
@@ -39,10 +59,11 @@ class _Metrics:
     def __init__(self, directory):
         import prometheus_client as prom
         from prometheus_client import values
-        if directory and not values.ValueClass.__name__.startswith('Multi'):
-            # prometheus-client was imported before the directory was
-            # chosen; values must nevertheless go to the shared files.
-            values.ValueClass = values.get_value_class()
+        if directory:
+            # Whether or not prometheus-client was imported before the
+            # directory was chosen, values go to the shared files.
+            values.ValueClass = values.MultiProcessValue(
+                process_identifier=process_identifier)
         self.directory = directory
         self.registry = prom.CollectorRegistry(auto_describe=True)
         r = self.registry

@@ -55,5 +55,5 @@ def read(ctx, statement, uuid, make):
     if rows[0][1] is None:  # the one row of a provider without any
         return rows[0][0], []
     if len(rows) > 1:
-        rows.sort(key=_SORT_KEY)
+        rows = sorted(rows, key=_SORT_KEY)  # a tuple from some drivers
     return rows[0][0], [make(*row[2:]) for row in rows]

@@ -210,6 +210,7 @@ def test_setup_writes_to_the_log_file_as_oslo_log_does(root_logging,
     conf = _conf({'log_file': str(log_file), 'debug': True})
     log_format.setup(conf)
     (handler,) = root_logging.handlers
+    assert type(handler) is log_format.WatchedFileHandler
     assert type(handler.formatter) is log_format.ContextFormatter
     assert root_logging.level == logging.DEBUG  # 'debug' still applies
     logger = logging.getLogger('placement.test')
@@ -220,6 +221,31 @@ def test_setup_writes_to_the_log_file_as_oslo_log_does(root_logging,
         ' %d DEBUG placement.test [-] a debug line %s %s:%d' % (
             os.getpid(), sys._getframe().f_code.co_name,
             __file__, line_number))
+
+
+def test_a_rotated_log_file_is_noticed_within_a_second(root_logging,
+                                                        tmp_path,
+                                                        monkeypatch):
+    """The file is looked up again at most once a second, not before
+    every line: a line written just after rotation still goes to the
+    moved file, the first line a second later to a new one."""
+    log_file = tmp_path / 'placement.log'
+    log_format.setup(_conf({'log_file': str(log_file)}))
+    clock = [1000.0]
+    monkeypatch.setattr(log_format.time, 'monotonic', lambda: clock[0])
+    logger = logging.getLogger('placement.test')
+    logger.info('before')
+    log_file.rename(tmp_path / 'placement.log.1')
+    clock[0] += 0.5
+    logger.info('just after')
+    assert not log_file.exists()
+    clock[0] += 0.5
+    logger.info('a second after')
+    moved = [line.split('[-] ', 1)[1]
+             for line in _lines(tmp_path / 'placement.log.1')]
+    assert moved == ['before', 'just after']
+    assert [line.split('[-] ', 1)[1] for line in _lines(log_file)] == [
+        'a second after']
 
 
 def test_setup_keeps_json_logging(root_logging, tmp_path):

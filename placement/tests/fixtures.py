@@ -69,7 +69,8 @@ _TABLES_TO_EMPTY = (
     'inventories', 'resource_provider_traits',
     'resource_provider_aggregates', 'placement_aggregates')
 
-_server_db = None
+#: The test database on the configured server, created once per process.
+_server_db_url = None
 
 
 def server_url():
@@ -138,7 +139,7 @@ def new_database():
 
     Returns ``(db, cleanup)``; call ``cleanup()`` when done.
     """
-    global _server_db
+    global _server_db_url
     url = server_url()
     if url is None:
         fd, path = tempfile.mkstemp(prefix='placement-test-',
@@ -154,13 +155,18 @@ def new_database():
                 if os.path.exists(path + suffix):
                     os.unlink(path + suffix)
         return db, cleanup
-    if _server_db is None:
-        _server_db = db_api.Database(create_server_database(url))
-        migration.create_schema_for_tests(_server_db)
-    else:
-        _empty(_server_db)
-    _sync_standard_names(_server_db)
-    return _server_db, lambda: None
+    if _server_db_url is None:
+        _server_db_url = create_server_database(url)
+        first = db_api.Database(_server_db_url)
+        migration.create_schema_for_tests(first)
+        first.dispose()
+    # A Database of its own, as on SQLite: what the process keeps per
+    # database (provider index, listed rows, their cursors in the change
+    # log) starts afresh rather than carrying an earlier test's state.
+    db = db_api.Database(_server_db_url)
+    _empty(db)
+    _sync_standard_names(db)
+    return db, db.dispose
 
 
 def _sync_standard_names(db):

@@ -155,16 +155,16 @@ def new_database():
                 if os.path.exists(path + suffix):
                     os.unlink(path + suffix)
         return db, cleanup
-    if _server_db_url is None:
-        _server_db_url = create_server_database(url)
-        first = db_api.Database(_server_db_url)
-        migration.create_schema_for_tests(first)
-        first.dispose()
     # A Database of its own, as on SQLite: what the process keeps per
     # database (provider index, listed rows, their cursors in the change
     # log) starts afresh rather than carrying an earlier test's state.
-    db = db_api.Database(_server_db_url)
-    _empty(db)
+    if _server_db_url is None:
+        _server_db_url = create_server_database(url)
+        db = db_api.Database(_server_db_url)
+        migration.create_schema_for_tests(db)
+    else:
+        db = db_api.Database(_server_db_url)
+        _empty(db)
     _sync_standard_names(db)
     return db, db.dispose
 

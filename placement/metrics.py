@@ -113,6 +113,8 @@ class _Metrics:
             'placement_db_pool_connections',
             'Database connections held by the pools, by state.',
             ['state'], registry=r, multiprocess_mode='livesum')
+        #: Its ``in_use`` child, changed at every lend and return.
+        self.connections_in_use = self.db_connections.labels('in_use')
         self.build_info = prom.Gauge(
             'placement_build_info',
             'Always 1; labels say what is running.',
@@ -204,7 +206,6 @@ def watch_pool(engine):
         return
     _watched.add(engine)
     opened = _metrics.db_connections.labels('open')
-    lent = _metrics.db_connections.labels('in_use')
 
     # Marks on each connection record, so that connections opened
     # before watching began are counted when first lent, never twice.
@@ -217,18 +218,33 @@ def watch_pool(engine):
     def _checkout(_dbapi, record, _proxy):
         if not record.info.get('placement_open'):
             _connect(_dbapi, record)
-        record.info['placement_lent'] = True
-        lent.inc()
+        connection_lent(record.info)
 
     @event.listens_for(engine, 'checkin')
     def _checkin(_dbapi, record):
-        if record is not None and record.info.pop('placement_lent', False):
-            lent.dec()
+        if record is not None:
+            connection_kept(record.info)
 
     @event.listens_for(engine, 'close')
     def _close(_dbapi, record):
         if record.info.pop('placement_open', False):
             opened.dec()
+
+
+def connection_lent(info):
+    """The pooled connection whose record ``info`` this is serves a
+    request now: counted ``in_use`` (if its pool is watched)."""
+    if (_metrics is not None and info.get('placement_open')
+            and not info.get('placement_lent')):
+        info['placement_lent'] = True
+        _metrics.connections_in_use.inc()
+
+
+def connection_kept(info):
+    """It serves no request now (back in the pool, or kept by a thread
+    for its next read): no longer counted ``in_use``."""
+    if info.pop('placement_lent', False) and _metrics is not None:
+        _metrics.connections_in_use.dec()
 
 
 def build_info(version, dialect):

@@ -3,6 +3,8 @@ SQLite and on PostgreSQL through psycopg2 (in the PostgreSQL pass), answer
 and fail as readers on a SQLAlchemy Connection do."""
 
 import logging
+import os
+import threading
 
 import pytest
 import sqlalchemy as sa
@@ -44,6 +46,9 @@ def _values(conn):
 
 
 def _assert_nothing_left_behind(db):
+    # The connection this thread keeps for its next read, given back,
+    # must be as clean as any other the pool holds.
+    db._give_back_kept(threading.get_ident())
     if not db.in_memory:  # a static pool does not count
         assert db.engine.pool.checkedout() == 0
     with db.engine.connect() as conn:
@@ -202,5 +207,132 @@ def test_a_database_that_cannot_be_opened_fails_as_a_connection_does(
 
         with pytest.raises(exception.DatabaseUnavailable):
             read(context.AdminContext(db))
+    finally:
+        db.dispose()
+
+
+# -- the connection a thread keeps between its reads ---------------------------
+
+def _driver_connection(db):
+    with db.transaction(write=False) as conn:
+        _VALUES.rows(conn)
+        return conn.connection.dbapi_connection
+
+
+@pytest.fixture(params=['file', 'postgresql'])
+def pooled_db(request, tmp_path):
+    database = db_api.Database(_url(request.param, tmp_path))
+    with database.transaction(write=True) as conn:
+        conn.exec_driver_sql('CREATE TABLE t (v INTEGER)')
+        conn.exec_driver_sql('INSERT INTO t VALUES (1), (2)')
+    yield database
+    database.dispose()
+
+
+def test_a_thread_reads_again_on_the_connection_it_kept(pooled_db):
+    db = pooled_db
+    first = _driver_connection(db)
+    assert db.engine.pool.checkedout() == 1  # kept, not in the pool
+    assert _driver_connection(db) is first
+    others = []
+    thread = threading.Thread(
+        target=lambda: others.append(_driver_connection(db)))
+    thread.start()
+    thread.join()
+    assert others[0] is not first  # another thread keeps its own
+    assert db.engine.pool.checkedout() == 2
+    # A thread that stopped reading has its connection given back by the
+    # next read that ends a while later.
+    db._swept = -float('inf')
+    db._kept[thread.ident] = (db._kept[thread.ident][0], -float('inf'))
+    assert _driver_connection(db) is first
+    assert db.engine.pool.checkedout() == 1
+    _assert_nothing_left_behind(db)
+
+
+def test_a_writer_gives_the_kept_connection_back_first(pooled_db):
+    db = pooled_db
+    kept = _driver_connection(db)
+    with db.transaction(write=True) as conn:
+        # The thread holds one connection at a time: its writer's.
+        assert db.engine.pool.checkedout() == 1
+        assert db._kept == {}
+        conn.exec_driver_sql('INSERT INTO t VALUES (3)')
+    assert _driver_connection(db) is kept  # the pool handed it back
+    _assert_nothing_left_behind(db)
+
+
+def test_a_kept_connection_goes_back_to_the_pool_after_a_while(
+        pooled_db, monkeypatch):
+    db = pooled_db
+    first = _driver_connection(db)
+    checkouts = []
+    sa.event.listen(db.engine, 'checkout',
+                    lambda *args: checkouts.append(args))
+    _driver_connection(db)
+    assert checkouts == []  # kept: the pool was not asked
+    monkeypatch.setattr(db_api, 'KEEP_READER_SECONDS', 0.0)
+    assert _driver_connection(db) is first  # back to the pool and out
+    assert len(checkouts) == 1  # so the pool's checks ran again
+    _assert_nothing_left_behind(db)
+
+
+def test_a_failed_read_gives_its_connection_back(pooled_db):
+    db = pooled_db
+    with pytest.raises(ZeroDivisionError):
+        with db.transaction(write=False) as conn:
+            _VALUES.rows(conn)
+            1 / 0
+    assert db._kept == {}
+    assert db.engine.pool.checkedout() == 0
+    _assert_nothing_left_behind(db)
+
+
+def test_a_forked_child_never_reads_on_its_parents_kept_connection(
+        pooled_db):
+    db = pooled_db
+    inherited = _driver_connection(db)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: read, say on which connection, and leave
+        answer = b'failed'
+        try:
+            own = _driver_connection(db)
+            answer = b'own' if own is not inherited else b'inherited'
+        finally:
+            os.write(write, answer)
+            os._exit(0)
+    os.close(write)
+    try:
+        told = os.read(read, 64)
+    finally:
+        os.close(read)
+        os.waitpid(child, 0)
+    assert told == b'own'
+    # The parent's connection was left alone: it reads on it still.
+    assert _driver_connection(db) is inherited
+    _assert_nothing_left_behind(db)
+
+
+def test_a_kept_connection_the_server_dropped_is_replaced(tmp_path):
+    db = db_api.Database(_url('postgresql', tmp_path))
+    try:
+        with db.transaction(write=True) as conn:
+            conn.exec_driver_sql('CREATE TABLE t (v INTEGER)')
+            conn.exec_driver_sql('INSERT INTO t VALUES (1)')
+        kept = _driver_connection(db)
+        with db.engine.connect() as other:
+            other.exec_driver_sql('SELECT pg_terminate_backend(%d)'
+                                  % kept.get_backend_pid())
+        attempts = []
+
+        @db_api.reader
+        def read(ctx):
+            attempts.append(ctx.conn.connection.dbapi_connection)
+            return _VALUES.rows(ctx.conn)
+
+        assert read(context.AdminContext(db)) == [(1,)]
+        assert attempts[0] is kept and attempts[-1] is not kept
+        _assert_nothing_left_behind(db)
     finally:
         db.dispose()

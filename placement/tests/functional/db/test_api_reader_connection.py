@@ -211,7 +211,7 @@ def test_a_database_that_cannot_be_opened_fails_as_a_connection_does(
         db.dispose()
 
 
-# -- the connection a thread keeps between its reads ---------------------------
+# -- the connection a thread keeps between its reads --------------------------
 
 def _driver_connection(db):
     with db.transaction(write=False) as conn:

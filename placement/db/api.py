@@ -340,7 +340,7 @@ class Database:
         fairy, since = kept
         if (time.monotonic() - since > KEEP_READER_SECONDS
                 or not fairy.is_valid):
-            _give_back(fairy)
+            fairy.close()  # back to the pool
             return None
         metrics.connection_lent(fairy.info)
         return fairy
@@ -368,12 +368,15 @@ class Database:
                 continue
             if (now - kept[1] > KEEP_READER_SECONDS
                     or self._kept.setdefault(thread, kept) is not kept):
-                _give_back(kept[0])
+                kept[0].close()
 
     def _give_back_kept(self, thread):
+        """Return ``thread``'s kept connection to the pool. A kept
+        connection is out of the ``in_use`` count already, so the pool's
+        checkin changes no gauge."""
         kept = self._kept.pop(thread, None)
         if kept is not None:
-            _give_back(kept[0])
+            kept[0].close()
 
     def ping(self):
         """Ask the server a trivial question; DatabaseUnavailable if it
@@ -397,12 +400,6 @@ class Database:
         for thread in list(self._kept):
             self._give_back_kept(thread)
         self.engine.dispose()
-
-
-def _give_back(fairy):
-    """Return a kept reader connection to the pool."""
-    metrics.connection_lent(fairy.info)  # the pool's checkin counts it back
-    fairy.close()
 
 
 def _enter_autocommit(conn):

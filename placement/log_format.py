@@ -25,6 +25,7 @@ second (``WatchedFileHandler`` here); see api-ref/behaviour-choices.rst,
 import datetime
 import logging
 from logging import handlers as logging_handlers
+import math
 import time
 
 from dateutil import tz
@@ -157,21 +158,30 @@ class ContextFormatter(formatters.ContextFormatter):
         return text
 
     def _compute_iso_time(self, record):
-        moment = datetime.datetime.fromtimestamp(record.created)
-        if moment.microsecond == 0:
-            record.isotime = self._iso_time_uncached(record.created)
+        created = record.created
+        # The microseconds as ``datetime.fromtimestamp`` rounds them
+        # (half to even, possibly up into the next second), without
+        # converting every record to local time: only the whole second
+        # decides the date, time and UTC offset (and which of the two
+        # repeated hours when clocks go back).
+        fraction, whole = math.modf(created)
+        micro = round(fraction * 1e6)
+        if micro >= 1000000:
+            whole += 1
+            micro -= 1000000
+        if micro <= 0:
+            # A whole second (isoformat() then leaves the fraction out),
+            # or before 1970.
+            record.isotime = self._iso_time_uncached(created)
             return
-        # The date, time and UTC offset of the second (fold: which of
-        # the two repeated local hours when clocks go back), then the
-        # fraction as isoformat() writes it.
-        key = (moment.replace(microsecond=0), moment.fold)
+        second = int(whole)
         known, parts = self._isotime_second
-        if known != key:
-            whole = key[0].replace(tzinfo=self._local_zone).isoformat()
-            parts = (whole[:19], whole[19:])
-            self._isotime_second = (key, parts)
-        record.isotime = '%s.%06d%s' % (parts[0], moment.microsecond,
-                                        parts[1])
+        if known != second:
+            text = datetime.datetime.fromtimestamp(second).replace(
+                tzinfo=self._local_zone).isoformat()
+            parts = (text[:19], text[19:])
+            self._isotime_second = (second, parts)
+        record.isotime = '%s.%06d%s' % (parts[0], micro, parts[1])
 
     def _iso_time_uncached(self, created):
         isotime = datetime.datetime.fromtimestamp(created).replace(

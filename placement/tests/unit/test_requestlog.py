@@ -61,3 +61,26 @@ def test_the_line_shows_the_first_content_length_in_any_case(caplog):
     assert ' len: 12 ' in line
     assert [h for h in got['headers'] if h[0].lower() == 'content-length'
             ] == [('CONTENT-LENGTH', '12'), ('Content-Length', '99')]
+
+
+def test_the_record_is_the_one_log_would_make(caplog):
+    """The line's record, made without ``LOG.log``, has what ``LOG.log``
+    called from ``RequestLog._log`` would give it: handlers and filters
+    configured by an operator see no difference."""
+    import logging
+
+    _got, _line, _id = _logged_call(caplog, [('Content-Length', '3')])
+    made = [r for r in caplog.records if r.name == requestlog.LOG.name][-1]
+    expected = logging.LogRecord(
+        made.name, logging.INFO, made.pathname, 0, made.msg, (made.args,),
+        None, '_log')
+    assert made.funcName == '_log'
+    assert made.pathname == requestlog.__file__.replace('.pyc', '.py')
+    assert made.args == expected.args and isinstance(made.args, dict)
+    assert made.getMessage() == expected.getMessage()
+    # What a new record holds (formatters add their own attributes to
+    # the one logged), but the times and the line.
+    compared = set(vars(expected)) - {'created', 'msecs', 'relativeCreated',
+                                      'lineno'}
+    assert ({k: getattr(made, k) for k in compared}
+            == {k: getattr(expected, k) for k in compared})

@@ -105,11 +105,11 @@ class RequestLog:
                   'failure': failure}
         # LOG.log(level, message, values) without its search of the stack
         # for the caller, which is this frame: the same record, ~5 us less.
-        # ``args`` is the mapping itself, as LogRecord makes a 1-tuple of
-        # one mapping, without its isinstance check of an abstract class.
         # The frame is never held in a variable: it would refer to itself
         # and, through its callers, keep the response body alive until the
-        # next full garbage collection.
+        # next full garbage collection. ``args`` is the mapping itself, as
+        # LogRecord makes a 1-tuple of one mapping, without its isinstance
+        # check of an abstract class.
         LOG.handle(LOG.makeRecord(
             LOG.name, level, _LOG_CODE.co_filename, sys._getframe().f_lineno,
             message, values, None, _LOG_CODE.co_name))

@@ -122,6 +122,21 @@ _MYSQL_TRIGGER_BODY_CODES = {1064, 1710, 1711}
 _MYSQL_TRIGGER_BODY_SIGN = 'has an error in its body'
 
 
+def _thread_id():
+    """Whose kept reader connection is whose: the system's thread.
+
+    Under gevent or eventlet (a gunicorn gevent worker serves each open
+    connection in a green thread of its own) ``threading.get_ident``
+    names the green thread, and a connection kept by each of them would
+    fill the pool while they wait for their clients. Neither patches
+    the native id. Green threads of one system thread share its kept
+    connection: one that reads while another holds it (eventlet's green
+    psycopg2 waits, a listing streamed to its client) takes another
+    from the pool, given back when it ends if one is kept already.
+    """
+    return threading.get_native_id()
+
+
 def utcnow():
     """Naive UTC timestamp, as stored in created_at/updated_at."""
     return datetime.datetime.now(datetime.timezone.utc).replace(
@@ -193,8 +208,9 @@ class Database:
         self.light_reads = (self.dialect == 'sqlite' or self.psycopg2) \
             and not echo
         # A light reader's connection, kept by its thread for the next
-        # read (see ``transaction``): {thread ident: (pooled connection,
-        # monotonic time it was kept)}. Not with a single connection.
+        # read (see ``transaction``): {``_thread_id()``: (pooled
+        # connection, monotonic time it was kept)}. Not with a single
+        # connection.
         self.keeps_readers = self.light_reads and not self.in_memory
         self._kept = {}
         self._swept = time.monotonic()
@@ -328,13 +344,13 @@ class Database:
             return _LightRead(self)
         if self._kept:
             # The thread's connections in use stay one at a time.
-            self._give_back_kept(threading.get_ident())
+            self._give_back_kept(_thread_id())
         return _Transaction(self, write)
 
     def _take_kept(self):
         """The connection this thread kept from its last read, or None
         (then a reader takes one from the pool)."""
-        kept = self._kept.pop(threading.get_ident(), None)
+        kept = self._kept.pop(_thread_id(), None)
         if kept is None:
             return None
         fairy, since = kept
@@ -350,7 +366,9 @@ class Database:
         thread's next read."""
         metrics.connection_kept(fairy.info)
         now = time.monotonic()
-        self._kept[threading.get_ident()] = (fairy, now)
+        if self._kept.setdefault(_thread_id(), (fairy, now))[0] is not fairy:
+            # Another green thread of this thread kept one meanwhile.
+            fairy.close()
         if now - self._swept > KEEP_READER_SECONDS:
             self._swept = now
             self._sweep(now)

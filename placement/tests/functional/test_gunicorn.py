@@ -134,3 +134,40 @@ def test_readme_request_line_limit_fits_300_granular_groups(tmp_path):
         status, body = _status_of_get(server, path)
     assert status == 200, body[:300]
     assert json.loads(body)['allocation_requests'] == []
+
+
+def test_gevent_worker_serves_idle_keep_alive_clients_on_a_small_pool(
+        tmp_path):
+    """gunicorn's gevent worker serves each open client connection in a
+    green thread of its own. Clients that keep their connections open
+    between requests (as keystoneauth sessions do) must not each hold a
+    database connection: with room for two in the pool, the third
+    client's read would wait for one and answer 503."""
+    url = fixtures.server_url()
+    if url is None:
+        pytest.skip('needs PostgreSQL or MySQL (PLACEMENT_TEST_DB_URL): '
+                    'the pool size applies to database servers')
+    db_url = fixtures.create_server_database(url, purpose='gevent_worker')
+    environment = {'OS_PLACEMENT_DATABASE__MAX_POOL_SIZE': '2',
+                   'OS_PLACEMENT_DATABASE__MAX_OVERFLOW': '0',
+                   'OS_PLACEMENT_DATABASE__POOL_TIMEOUT': '3'}
+    with GunicornServer(db_url, tmp_path / 'gunicorn.log', workers=1,
+                        environment=environment, gunicorn_args=(
+                            '--worker-class', 'gevent',
+                            '--keep-alive', '60')) as server:
+        clients = [http.client.HTTPConnection('127.0.0.1', server.port,
+                                              timeout=30)
+                   for _ in range(6)]
+        statuses = []
+        for _round in range(3):
+            for client in clients:
+                client.request('GET', '/resource_providers',
+                               headers={'x-auth-token': 'admin'})
+                answer = client.getresponse()
+                answer.read()
+                assert answer.getheader('connection', '').lower() != (
+                    'close')
+                statuses.append(answer.status)
+        for client in clients:
+            client.close()
+        assert statuses == [200] * 18, server.log()

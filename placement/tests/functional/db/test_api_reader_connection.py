@@ -4,6 +4,9 @@ and fail as readers on a SQLAlchemy Connection do."""
 
 import logging
 import os
+import subprocess
+import sys
+import textwrap
 import threading
 
 import pytest
@@ -48,7 +51,7 @@ def _values(conn):
 def _assert_nothing_left_behind(db):
     # The connection this thread keeps for its next read, given back,
     # must be as clean as any other the pool holds.
-    db._give_back_kept(threading.get_ident())
+    db._give_back_kept(threading.get_native_id())
     if not db.in_memory:  # a static pool does not count
         assert db.engine.pool.checkedout() == 0
     with db.engine.connect() as conn:
@@ -241,10 +244,51 @@ def test_a_thread_reads_again_on_the_connection_it_kept(pooled_db):
     # A thread that stopped reading has its connection given back by the
     # next read that ends a while later.
     db._swept = -float('inf')
-    db._kept[thread.ident] = (db._kept[thread.ident][0], -float('inf'))
+    db._kept[thread.native_id] = (db._kept[thread.native_id][0],
+                                  -float('inf'))
     assert _driver_connection(db) is first
     assert db.engine.pool.checkedout() == 1
     _assert_nothing_left_behind(db)
+
+
+_GREEN_READERS = textwrap.dedent("""
+    import eventlet
+    eventlet.monkey_patch()
+    import sys
+    import sqlalchemy as sa
+    from placement.db import api as db_api
+    from placement.db import prepared
+
+    db = db_api.Database(sys.argv[1], pool_size=2, max_overflow=0,
+                         pool_timeout=5)
+    values = prepared.Prepared(sa.select(sa.column('v')).select_from(
+        sa.table('t')))
+
+    def reader(_):
+        for _round in range(3):
+            with db.transaction(write=False) as conn:
+                values.rows(conn)
+            eventlet.sleep(0.01)  # idle between requests, as on a socket
+
+    with eventlet.Timeout(60):
+        list(eventlet.GreenPool(8).imap(reader, range(8)))
+    print(db.engine.pool.checkedout())
+    """)
+
+
+def test_green_threads_keep_one_connection_per_thread(pooled_db):
+    """Under gevent or eventlet (a gunicorn gevent worker serves every
+    open connection in a green thread of its own) a connection is kept
+    per thread of the system: one kept by each green thread would fill a
+    small pool (eight kept on SQLite; a timeout on PostgreSQL, with room
+    for two) and make other requests wait for it, then fail."""
+    url = pooled_db.url.render_as_string(hide_password=False)
+    result = subprocess.run(
+        [sys.executable, '-W', 'ignore', '-c', _GREEN_READERS, url],
+        capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == '1'
 
 
 def test_a_writer_gives_the_kept_connection_back_first(pooled_db):

@@ -27,6 +27,12 @@ the server CPU figures)::
     python3 -m benchmarks.cloud_traffic --url ours=http://127.0.0.1:8300 \\
         --pid ours=12345
 
+``--gunicorn-args`` gives both gunicorns more options, e.g.
+``"--worker-class gevent --keep-alive 5"`` (connections kept open, as
+nova's keystoneauth sessions keep them); ``--ours-gunicorn-args`` and
+``--upstream-gunicorn-args`` give one of them more, to measure each
+server as it is best deployed. The report's first lines name them.
+
 ``--quick`` is a few seconds' run on 20 nodes (the test suite runs it).
 
 The cloud (``--shape``): ``--nodes`` compute nodes, ``flat`` (one
@@ -807,6 +813,11 @@ def parser():
                         'for both servers, e.g. "--worker-class gthread '
                         '--threads 4 --keep-alive 5" (connections kept '
                         'open, as nova\'s keystoneauth session does)')
+    for label in ('ours', 'upstream'):
+        parser.add_argument('--%s-gunicorn-args' % label, type=shlex.split,
+                            default=[], metavar='"ARGS"',
+                            help='with --side-by-side: gunicorn options for '
+                            '%s alone, after --gunicorn-args' % label)
     parser.add_argument('--endpoint-cpu', action='store_true',
                         help='with --side-by-side: also report each '
                         'server\'s CPU per kind of request (gunicorn '
@@ -916,7 +927,9 @@ def side_by_side(args):
             gunicorn_args += ['-c', os.path.abspath(endpoint_cpu.__file__)]
         started = stack.enter_context(servers.side_by_side(
             args.workers, not args.ours_only, prepare=prepare, copy=copy,
-            gunicorn_args=gunicorn_args))
+            gunicorn_args=gunicorn_args, own_args={
+                'ours': args.ours_gunicorn_args,
+                'upstream': args.upstream_gunicorn_args}))
         return measure([(s.label, s.url, s.pid) for s in started],
                        args, db_pid=_database_pid(), loaded=instances)
 
@@ -969,6 +982,12 @@ def measure(targets, args, db_pid=None, loaded=None):
               args.duration, args.p99_bound,
               ', '.join('%s=%s' % (c.label, c.url) for c in clouds)),
           flush=True)
+    for who, options in (('both', args.gunicorn_args),
+                         ('ours', args.ours_gunicorn_args),
+                         ('upstream', args.upstream_gunicorn_args)):
+        if options:
+            print('gunicorn options (%s): %s' % (who, shlex.join(options)),
+                  flush=True)
     for cloud in clouds:
         cloud.db_pid = db_pid
         if loaded is None:

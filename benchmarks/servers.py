@@ -107,24 +107,28 @@ def check_same_cloud(ours_url, theirs_url):
 
 @contextlib.contextmanager
 def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
-                 copy=True, gunicorn_args=()):
+                 copy=True, gunicorn_args=(), own_args=None):
     """Yield [Served] (ours, then upstream), stopped however it ends.
 
     ``timeout`` is gunicorn's worker timeout: above the client's, so
     that the client decides when a request took too long.
     ``gunicorn_args`` are given to both gunicorns alike (e.g. a worker
-    class that keeps connections open).
+    class that keeps connections open); ``own_args`` ({'ours': [...],
+    'upstream': [...]}) to one of them after those, to measure each
+    server as it is best deployed.
     ``prepare(label, url)``, when given, fills a server's database
     before the benchmark: ours', then upstream gets a copy of it when
     ``copy`` and ``can_copy()``; otherwise each server's in turn.
     """
+    own_args = own_args or {}
     args = ['--timeout', str(int(timeout)), *gunicorn_args]
     with tempfile.TemporaryDirectory(prefix='bench-servers.') as tmp:
         with contextlib.ExitStack() as stack:
             ours_db = _database(tmp, 'ours')
             ours = gunicorn_server.GunicornServer(
                 ours_db, os.path.join(tmp, 'ours.log'),
-                workers=workers, gunicorn_args=args)
+                workers=workers,
+                gunicorn_args=args + list(own_args.get('ours', ())))
             # gunicorn puts its working directory on sys.path.
             ours.cwd = tmp
             stack.enter_context(ours)
@@ -146,7 +150,8 @@ def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
                     upstream.manage(venv, config, tmp, 'db', 'sync')
                 theirs = upstream.UpstreamServer(
                     venv, db_url, tmp, os.path.join(tmp, 'upstream.log'),
-                    workers=workers, gunicorn_args=args)
+                    workers=workers,
+                    gunicorn_args=args + list(own_args.get('upstream', ())))
                 stack.enter_context(theirs)
                 if copy:
                     count = check_same_cloud(ours.url, theirs.url)

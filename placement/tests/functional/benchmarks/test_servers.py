@@ -85,3 +85,23 @@ def test_the_copy_check_tells_different_clouds_apart(tmp_path):
         _fill(first.url)
         with pytest.raises(RuntimeError):
             servers.check_same_cloud(first.url, second.url)
+
+
+def test_options_for_one_server_reach_its_gunicorn():
+    with servers.side_by_side(
+            workers=1, with_upstream=False, own_args={
+                'ours': ('--worker-class', 'gevent', '--keep-alive', '5'),
+                'upstream': ('--this-option-does-not-exist',)}) as started:
+        (ours,) = started
+        connection = http.client.HTTPConnection(
+            urllib.parse.urlsplit(ours.url).netloc, timeout=30)
+        try:
+            for _request in range(2):
+                connection.request('GET', '/')
+                answer = connection.getresponse()
+                answer.read()
+                assert answer.status == 200
+                # gunicorn's default (sync) worker closes every connection.
+                assert answer.getheader('connection', '').lower() != 'close'
+        finally:
+            connection.close()

@@ -122,19 +122,17 @@ _MYSQL_TRIGGER_BODY_CODES = {1064, 1710, 1711}
 _MYSQL_TRIGGER_BODY_SIGN = 'has an error in its body'
 
 
-def _thread_id():
-    """Whose kept reader connection is whose: the system's thread.
-
-    Under gevent or eventlet (a gunicorn gevent worker serves each open
-    connection in a green thread of its own) ``threading.get_ident``
-    names the green thread, and a connection kept by each of them would
-    fill the pool while they wait for their clients. Neither patches
-    the native id. Green threads of one system thread share its kept
-    connection: one that reads while another holds it (eventlet's green
-    psycopg2 waits, a listing streamed to its client) takes another
-    from the pool, given back when it ends if one is kept already.
-    """
-    return threading.get_native_id()
+#: Whose kept reader connection is whose: the system's thread. Under
+#: gevent or eventlet (a gunicorn gevent worker serves each open
+#: connection in a green thread of its own) ``threading.get_ident``
+#: names the green thread, and a connection kept by each of them would
+#: fill the pool while they wait for their clients. Neither patches the
+#: native id. Green threads of one system thread share its kept
+#: connection: one that reads while another holds it (eventlet's green
+#: psycopg2 waits, a listing streamed to its client) takes another from
+#: the pool, given back when it ends if one is kept already. Named, not
+#: wrapped: it is called twice per read.
+_thread_id = threading.get_native_id
 
 
 def utcnow():

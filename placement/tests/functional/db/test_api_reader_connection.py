@@ -18,6 +18,7 @@ from placement import exception
 from placement.db import api as db_api
 from placement.db import prepared
 from placement.tests import fixtures
+from placement.tests import gunicorn_server
 
 _T = sa.Table('t', sa.MetaData(), sa.Column('v', sa.Integer))
 _VALUES = prepared.Prepared(sa.select(_T.c.v).order_by(_T.c.v))
@@ -286,7 +287,7 @@ def test_green_threads_keep_one_connection_per_thread(pooled_db):
     result = subprocess.run(
         [sys.executable, '-W', 'ignore', '-c', _GREEN_READERS, url],
         capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, PYTHONPATH=os.getcwd()))
+        env=dict(os.environ, PYTHONPATH=gunicorn_server.CHECKOUT))
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == '1'
 

@@ -57,6 +57,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
 from placement.db import changes
+from placement.db import green
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
@@ -195,6 +196,8 @@ class Database:
         if self.marks_ended:
             kwargs['pool_reset_on_return'] = None
         self.engine = sa.create_engine(self.url, **kwargs)
+        if self.psycopg2:
+            event.listen(self.engine, 'do_connect', green.follow_gevent)
         if self.psycopg2 and postgresql_prepared_statements:
             # See placement.db.prepared.
             event.listen(self.engine, 'connect', prepared.serve_prepared)

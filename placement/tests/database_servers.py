@@ -3,10 +3,11 @@
 ``tools/with-postgresql.sh`` and ``tools/with-mysql.sh`` give a whole
 test run one server; tests of database outages need one of their own, on
 127.0.0.1, to take away from the service under test and give back on the
-same port. Both classes offer ``start``, ``stop``, ``create_database``
-and ``destroy``.
+same port. Both classes offer ``start``, ``stop``, ``frozen``,
+``create_database`` and ``destroy``.
 """
 
+import contextlib
 import glob
 import os
 import pwd
@@ -43,6 +44,39 @@ def _create_database(admin_url, name):
     finally:
         engine.dispose()
     return admin_url.rsplit('/', 1)[0] + '/' + name
+
+
+@contextlib.contextmanager
+def _stopped_processes(parent):
+    """Process ``parent`` and its children stopped (SIGSTOP) for the
+    block: a server that hangs, as one on a host out of memory or behind
+    a lost network does. The kernel still accepts connections to its
+    port; nothing answers on them, new or open."""
+    pids = [parent]
+    try:
+        os.kill(parent, signal.SIGSTOP)  # first: it starts no child after
+        pids += _children(parent)
+        for pid in pids[1:]:
+            os.kill(pid, signal.SIGSTOP)
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
+def _children(parent):
+    """Process ids whose parent is ``parent``."""
+    found = []
+    for stat in glob.glob('/proc/[0-9]*/stat'):
+        try:
+            with open(stat) as f:
+                # "pid (name) state ppid ...": the name may hold spaces.
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        if int(fields[1]) == parent:
+            found.append(int(stat.split('/')[2]))
+    return found
 
 
 def bindir():
@@ -97,6 +131,11 @@ class PostgreSQLServer:
         """Stop the server; ``fast`` ends open sessions, as an operator's
         restart or a failover does."""
         self._pg('pg_ctl', '-D', self.data, '-w', '-m', mode, 'stop')
+
+    def frozen(self):
+        """Context manager: the postmaster and every backend stopped."""
+        with open(os.path.join(self.data, 'postmaster.pid')) as f:
+            return _stopped_processes(int(f.readline()))
 
     def create_database(self, name):
         """Create ``name``; return its SQLAlchemy URL."""
@@ -183,6 +222,10 @@ class MariaDBServer:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+
+    def frozen(self):
+        """Context manager: the server process stopped."""
+        return _stopped_processes(self._process.pid)
 
     def create_database(self, name):
         """Create ``name``; return its SQLAlchemy URL."""

@@ -9,6 +9,7 @@ pass (the SQLite pass has the in-process equivalent,
 tracebacks; once the server is back the service must answer again
 without a restart, and every write it acknowledged must be there. The
 health check must follow the database down and up, answering quickly.
+Both under gunicorn's default worker and under its gevent worker.
 """
 
 import http.client
@@ -49,14 +50,19 @@ def database_server():
         server.destroy()
 
 
-@pytest.fixture
-def service(database_server, tmp_path):
+#: gunicorn's default worker, and the gevent worker the README offers
+#: (green database waits: placement.db.green).
+WORKER_ARGS = {'sync': (), 'gevent': ('--worker-class', 'gevent')}
+
+
+@pytest.fixture(params=sorted(WORKER_ARGS))
+def service(request, database_server, tmp_path):
     url = database_server.create_database(
         'outage_%s' % uuid.uuid4().hex[:8])
     with gunicorn_server.GunicornServer(
             url, tmp_path / 'gunicorn.log', workers=2,
-            environment={'OS_API__HEALTHCHECK_CACHE_TIME': CACHE_TIME}
-    ) as server:
+            environment={'OS_API__HEALTHCHECK_CACHE_TIME': CACHE_TIME},
+            gunicorn_args=WORKER_ARGS[request.param]) as server:
         yield server
 
 
@@ -182,14 +188,15 @@ def test_outage_under_concurrent_writes(database_server, service):
                      log_growth))
 
 
-def _health(server, token=None):
-    """(status, body text, seconds) of one GET /healthcheck."""
+def _health(server, token=None, path='/healthcheck', timeout=30):
+    """(status, body text, seconds) of one GET /healthcheck (or of
+    ``path``)."""
     connection = http.client.HTTPConnection('127.0.0.1', server.port,
-                                            timeout=30)
+                                            timeout=timeout)
     headers = {'x-auth-token': token} if token else {}
     started = time.monotonic()
     try:
-        connection.request('GET', '/healthcheck', headers=headers)
+        connection.request('GET', path, headers=headers)
         response = connection.getresponse()
         return (response.status, response.read().decode(),
                 time.monotonic() - started)
@@ -231,3 +238,23 @@ def test_healthcheck_follows_the_database(database_server, service):
     time.sleep(float(CACHE_TIME) + 0.2)
     status, body, _seconds = _health(service, token='admin')
     assert json.loads(body)['database']['reachable'] is True
+
+
+def test_healthcheck_answers_in_time_while_the_database_hangs(
+        database_server, service):
+    """A server that accepts connections and answers nothing (stopped,
+    as on a host out of memory) must not hold the health check, nor
+    requests that need no database, beyond the check's own timeout:
+    under the gevent worker that needs psycopg2's waits to be green
+    (placement.db.green)."""
+    assert _health(service)[:2] == (200, 'OK')
+    with database_server.frozen():
+        time.sleep(float(CACHE_TIME) + 0.2)  # cached answers expire
+        # Both workers, and probes still hanging from earlier checks.
+        for _attempt in range(4):
+            status, body, seconds = _health(service, timeout=10)
+            assert (status, body) == (503, 'Database unavailable')
+            assert seconds < 3.0, seconds
+            assert _health(service, path='/', timeout=10)[0] == 200
+            time.sleep(float(CACHE_TIME))
+    assert _health_until(service, 200)[:2] == (200, 'OK')

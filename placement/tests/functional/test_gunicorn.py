@@ -5,9 +5,11 @@ import http.client
 import json
 import os
 import re
+import time
 import uuid
 
 import pytest
+import sqlalchemy as sa
 
 from placement.tests import fixtures
 from placement.tests.gunicorn_server import GunicornServer
@@ -171,3 +173,62 @@ def test_gevent_worker_serves_idle_keep_alive_clients_on_a_small_pool(
         for client in clients:
             client.close()
         assert statuses == [200] * 18, server.log()
+
+
+_LOCK_AGAINST_WRITES = {
+    # Reads go on; a new provider waits for the lock.
+    'postgresql': 'LOCK TABLE resource_providers IN EXCLUSIVE MODE',
+    'mysql': 'LOCK TABLES resource_providers READ',
+}
+
+
+def _answered_within(server, path, seconds):
+    """Status of a GET of ``path``, which must answer within ``seconds``."""
+    connection = http.client.HTTPConnection('127.0.0.1', server.port,
+                                            timeout=seconds)
+    try:
+        connection.request('GET', path, headers={'x-auth-token': 'admin'})
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status
+    finally:
+        connection.close()
+
+
+def test_gevent_worker_serves_others_while_a_request_waits_for_a_lock(
+        tmp_path):
+    """Under the gevent worker, a request waiting for the database (here
+    for a table lock) must not hold the worker's other clients, nor the
+    health check: psycopg2 waits in libpq unless given gevent's wait
+    (placement.db.green); PyMySQL is pure Python and green already."""
+    url = fixtures.server_url()
+    if url is None:
+        pytest.skip('needs PostgreSQL or MySQL (PLACEMENT_TEST_DB_URL)')
+    db_url = fixtures.create_server_database(url, purpose='gevent_lock')
+    with GunicornServer(db_url, tmp_path / 'gunicorn.log', workers=1,
+                        environment={'OS_API__HEALTHCHECK_CACHE_TIME': '0'},
+                        gunicorn_args=('--worker-class', 'gevent')
+                        ) as server, concurrent.futures.ThreadPoolExecutor(
+                            1) as pool:
+        assert _answered_within(server, '/resource_providers', 10) == 200
+        engine = sa.create_engine(db_url)
+        try:
+            with engine.connect() as locker:
+                locker.exec_driver_sql(
+                    _LOCK_AGAINST_WRITES[fixtures.backend_name()])
+                waiting = pool.submit(server.request, 'POST',
+                                      '/resource_providers', {'name': 'x'})
+                time.sleep(0.5)
+                for path in ('/', '/healthcheck', '/resource_providers'):
+                    assert _answered_within(server, path, 3) == 200, path
+                assert not waiting.done()
+                if fixtures.backend_name() == 'mysql':
+                    locker.exec_driver_sql('UNLOCK TABLES')
+                locker.rollback()
+                status, _h, body = waiting.result(timeout=30)
+        finally:
+            engine.dispose()
+        assert status == 200, body
+        assert server.request('GET', '/resource_providers?name=x')[2][
+            'resource_providers'][0]['uuid'] == body['uuid']
+        assert server.errors() == ''

@@ -57,11 +57,18 @@ def _stopped_processes(parent):
         os.kill(parent, signal.SIGSTOP)  # first: it starts no child after
         pids += _children(parent)
         for pid in pids[1:]:
-            os.kill(pid, signal.SIGSTOP)
+            _signal(pid, signal.SIGSTOP)
         yield
     finally:
         for pid in pids:
-            os.kill(pid, signal.SIGCONT)
+            _signal(pid, signal.SIGCONT)
+
+
+def _signal(pid, number):
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass  # a backend that was ending when it was listed
 
 
 def _children(parent):

@@ -6,8 +6,10 @@ libpq, where gevent cannot switch: a statement waiting for a lock, or a
 connection attempt to a server that does not answer (up to its
 ``connect_timeout``), would hold every client of the worker, and the
 health check could not answer within its own timeout. psycopg2's wait
-callback hands those waits to gevent instead (psycopg2 then talks to the
-server asynchronously underneath, transactions unchanged).
+callback lets us wait instead: as libpq would for a few milliseconds
+(a healthy database has answered by then), and beyond that through
+gevent, while the worker's other clients are served. psycopg2 then talks
+to the server asynchronously underneath; transactions are unchanged.
 
 eventlet installs its own callback when it patches psycopg2; PyMySQL is
 pure Python and uses the patched socket already. We install ours only
@@ -15,9 +17,10 @@ when gevent has patched the socket module and no callback is set, from
 the engine's ``do_connect`` event: that runs in the worker, after
 gunicorn's gevent worker patched it, before the connection is made.
 
-Ours, not psycogreen's: that small package is unmaintained, and ignores
-``connect_timeout``, which libpq leaves to the application when it
-connects asynchronously.
+Ours, not psycogreen's: that package (last released in 2020) hands
+every wait to gevent at once (see HOLD_MILLISECONDS) and without a
+deadline, so a connection attempt would ignore ``connect_timeout``,
+which libpq leaves to the application when it connects asynchronously.
 """
 
 import select

@@ -37,10 +37,10 @@ except ImportError:  # SQLite or MySQL only: nothing to make green.
 
 #: Milliseconds a wait holds the worker before it lets other green
 #: threads run. A healthy database answers within a millisecond or two,
-#: and waiting for that in the system's poll, as libpq itself would, is
-#: what the worker did before: a switch per statement let requests
-#: interleave (more pooled connections taken, more writes to one
-#: provider conflicting), and in the cloud-traffic benchmark (PostgreSQL,
+#: and waiting for that in the system's poll, as libpq itself would,
+#: costs what a worker without the callback pays. A switch per
+#: statement let requests interleave (more pooled connections taken,
+#: more writes to one provider conflicting), and in the cloud-traffic benchmark (PostgreSQL,
 #: 1,000 nodes, at 28 times the base rate) it cost 0.71-0.72 ms of the
 #: server's CPU per request against 0.56-0.58, and the database's twice
 #: as much; holding first, 0.54-0.58. Longer waits (a lock, a server
@@ -78,8 +78,8 @@ def _connect_timeout(conn):
 class _GeventWait:
     """psycopg2's wait callback: wait for a connection's operation to
     finish, holding the worker for HOLD_MILLISECONDS at most, then as a
-    green thread. A connection attempt gives up after its connect_timeout with
-    the error libpq raises then."""
+    green thread. A connection attempt gives up after its connect_timeout
+    with the error libpq raises then."""
 
     def __init__(self):
         from gevent import monkey

@@ -55,7 +55,7 @@ def _stopped_processes(parent):
     pids = [parent]
     try:
         os.kill(parent, signal.SIGSTOP)  # first: it starts no child after
-        pids += _children(parent)
+        pids += gunicorn_server.children(parent)
         for pid in pids[1:]:
             _signal(pid, signal.SIGSTOP)
         yield
@@ -69,21 +69,6 @@ def _signal(pid, number):
         os.kill(pid, number)
     except ProcessLookupError:
         pass  # a backend that was ending when it was listed
-
-
-def _children(parent):
-    """Process ids whose parent is ``parent``."""
-    found = []
-    for stat in glob.glob('/proc/[0-9]*/stat'):
-        try:
-            with open(stat) as f:
-                # "pid (name) state ppid ...": the name may hold spaces.
-                fields = f.read().rsplit(')', 1)[1].split()
-        except OSError:
-            continue  # ended meanwhile
-        if int(fields[1]) == parent:
-            found.append(int(stat.split('/')[2]))
-    return found
 
 
 def bindir():

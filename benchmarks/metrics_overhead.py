@@ -25,11 +25,11 @@ import uuid
 import webob
 
 from benchmarks import capacity_scrape
-from placement import metrics
-from placement import request_metrics
 from placement.db import api as db_api
 from placement.db import migration
 from placement import deploy
+from placement.middleware import request_metrics
+from placement.observability import metrics
 from placement.tests import fixtures
 
 

@@ -53,7 +53,7 @@ def build_app(db_url, log_file):
     with the variables ``benchmarks.servers`` sets)."""
     from placement import conf as placement_conf
     from placement import deploy
-    from placement import log_format
+    from placement.observability import log_format
     conf = placement_conf.build([], config_files=[])
     for group, name, value in (
             ('placement_database', 'connection', db_url),

@@ -321,7 +321,7 @@ def index_figures(db_url, repeat=3):
     """(median seconds of a full index load, bytes it holds, providers)
     measured in this process on the database at ``db_url``."""
     from placement.db import api as db_api
-    from placement.objects import provider_index
+    from placement.objects.candidates import provider_index
     db = db_api.Database(db_url)
     seconds = []
     try:

@@ -13,23 +13,23 @@ from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from sqlalchemy import exc as sa_exc
 
-from placement import auth
-from placement import body_limit
 from placement import context as placement_context
 from placement.db import api as db_api
 from placement.db import drivers
 from placement.db import migration
 from placement import exception
-from placement import handler
-from placement import healthcheck
-from placement import metrics
-from placement import metrics_access
-from placement import middleware
+from placement.middleware import auth
+from placement.middleware import body_limit
+from placement.middleware import fault as middleware
+from placement.middleware import healthcheck
+from placement.middleware import request_metrics
+from placement.middleware import requestlog
+from placement.middleware import trusted_network as metrics_access
 from placement.objects import resource_class
 from placement.objects import trait
+from placement.observability import metrics
 from placement import policy
-from placement import request_metrics
-from placement import requestlog
+from placement.web import dispatch as handler
 
 LOG = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Domain exceptions raised by the objects layer.
 
 Objects know nothing of HTTP; handlers catch these and raise the matching
-``placement.errors`` class. ``str(exc)`` is the text clients see inside
+``placement.web.errors`` class. ``str(exc)`` is the text clients see inside
 the error detail, so message formats are those of the reference, which
 clients match.
 """

@@ -16,8 +16,8 @@ from oslo_context import context as oslo_context
 from oslo_policy import policy as oslo_policy
 
 from placement import conf as placement_conf
-from placement import errors
 from placement import policies
+from placement.web import errors
 
 
 #: Seconds between two looks at the policy files; answers are kept as

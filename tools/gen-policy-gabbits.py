@@ -1,7 +1,7 @@
 """Write gabbits/policy-{new,legacy}-defaults.yaml from the policy walk.
 
 Run through ``make policy-gabbits`` after routes are added to
-placement/handler.py; the table and the rules that shape the files are
+placement/web/dispatch.py; the table and the rules that shape the files are
 in placement/tests/functional/policy_walk.py.
 """
 

@@ -20,7 +20,7 @@ from oslo_log import log as logging
 
 from placement import conf as placement_conf
 from placement import deploy
-from placement import log_format
+from placement.observability import log_format
 
 LOG = logging.getLogger(__name__)
 

@@ -61,7 +61,7 @@ from placement.db import green
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
-from placement import metrics
+from placement.observability import metrics
 
 LOG = logging.getLogger(__name__)
 

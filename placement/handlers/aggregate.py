@@ -2,14 +2,14 @@
 
 import functools
 
-from placement import contract
-from placement import errors
 from placement import exception
-from placement import microversion
 from placement.handlers import resource_provider as rp_handler
+from placement import microversion
 from placement.objects import aggregate as aggregate_obj
+from placement.openapi import contract
 from placement.schemas import aggregate as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 PUT_SCHEMAS = (('1.1', schema.PUT_V1_1), ('1.19', schema.PUT_V1_19))
 

@@ -1,14 +1,14 @@
 """/allocations, /allocations/{consumer_uuid} and provider allocations."""
 
-from placement import contract
-from placement import errors
 from placement import exception
 from placement import microversion
 from placement.objects import allocation as alloc_obj
 from placement.objects import consumer as consumer_obj
 from placement.objects import resource_provider as rp_obj
+from placement.openapi import contract
 from placement.schemas import allocation as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 LIST_SCHEMAS = (('1.0', schema.PUT_V1_0), ('1.8', schema.PUT_V1_8))
 DICT_SCHEMAS = (('1.12', schema.PUT_V1_12), ('1.28', schema.PUT_V1_28),

@@ -9,15 +9,15 @@ reported by the engine during the search.
 import contextlib
 import re
 
-from placement import contract
-from placement import errors
 from placement import exception
 from placement.handlers import candidate_rendering as rendering
 from placement.handlers import params as filters
 from placement import microversion
-from placement.objects import allocation_candidate as ac_obj
+from placement.objects.candidates import engine as ac_obj
+from placement.openapi import contract
 from placement.schemas import allocation_candidate as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 SCHEMAS = (('1.10', schema.V1_10), ('1.16', schema.V1_16),
            ('1.17', schema.V1_17), ('1.21', schema.V1_21),

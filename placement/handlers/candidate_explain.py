@@ -3,16 +3,16 @@ what it finds (api-ref/allocation-candidates-explain.rst).
 
 The query is parsed and checked by the candidates handler itself, so
 it earns the same 400s; the funnel comes from
-``placement.objects.candidate_explain``; this module turns it into JSON
+``placement.objects.candidates.explain``; this module turns it into JSON
 and the one-sentence reason.
 """
 
-from placement import contract
 from placement.handlers import allocation_candidate as candidates
 from placement import microversion
-from placement.objects import candidate_explain
+from placement.objects.candidates import explain as candidate_explain
+from placement.openapi import contract
 from placement.schemas import allocation_candidate as schema
-from placement import util
+from placement.web import util
 
 
 @contract.describe(

@@ -1,6 +1,6 @@
 """The body of GET /allocation_candidates, per microversion.
 
-The engine (``placement.objects.allocation_candidate.find``) hands its
+The engine (``placement.objects.candidates.engine.find``) hands its
 Result, the candidates as the search found them with the uuids and class
 names they need, to ``body`` while it holds the provider index. This
 module shapes them: candidates and summaries of the latest microversion,

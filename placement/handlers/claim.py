@@ -12,18 +12,18 @@ import urllib.parse
 
 import webob
 
-from placement import contract
-from placement import errors
 from placement import exception
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate as candidates
 from placement.handlers import candidate_explain
 from placement import microversion
-from placement.objects import allocation_candidate as ac_obj
-from placement.objects import candidate_explain as explain_obj
+from placement.objects.candidates import engine as ac_obj
+from placement.objects.candidates import explain as explain_obj
 from placement.objects import claim as claim_obj
+from placement.openapi import contract
 from placement.schemas import claim as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 # Printable ASCII stays as sent (percent escapes included); anything
 # else is percent-encoded as UTF-8, as a client would put it in a URL.

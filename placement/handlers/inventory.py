@@ -1,14 +1,14 @@
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
-from placement import contract
-from placement import errors
 from placement import exception
-from placement import microversion
 from placement.handlers import resource_provider as rp_handler
+from placement import microversion
 from placement.objects import inventory as inv_obj
 from placement.objects import resource_provider as rp_obj
+from placement.openapi import contract
 from placement.schemas import inventory as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 _GENERATION_CONFLICT = 'resource provider generation conflict'
 

@@ -1,21 +1,21 @@
 """GET /metrics (Prometheus exposition) and GET /capacity (HTML page).
 
 Both read through policy like the API, except for token-less requests
-from ``[metrics] trusted_networks`` (``placement.metrics_access``), and
+from ``[metrics] trusted_networks`` (``placement.middleware.trusted_network``), and
 both answer 404 when ``[metrics] enabled`` is False.
 """
 
 from prometheus_client import exposition
 import webob
 
-from placement import capacity_gauges
-from placement import capacity_page
-from placement import contract
-from placement import errors
-from placement import metrics
-from placement import metrics_access
-from placement.objects import fleet_capacity
-from placement import util
+from placement.middleware import trusted_network as metrics_access
+from placement.objects import fleet as fleet_capacity
+from placement.observability import fleet_gauges as capacity_gauges
+from placement.observability import fleet_page as capacity_page
+from placement.observability import metrics
+from placement.openapi import contract
+from placement.web import errors
+from placement.web import util
 
 
 def _authorize(req, rule):

@@ -9,12 +9,12 @@ client can fetch any version's document without negotiating it.
 import orjson
 import webob
 
-from placement import contract
-from placement import errors
 from placement import microversion
-from placement import openapi
+from placement.openapi import contract
+from placement.openapi import document as openapi
 from placement.schemas import openapi_document as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 #: The encoded document per version, built on first request.
 _ENCODED = {}

@@ -12,9 +12,9 @@ differ per endpoint.
 import dataclasses
 import typing
 
-from placement import errors
 from placement import microversion
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 _RESOURCES_FORM = ('Badly formed resources parameter. Expected resources '
                    'query string parameter in form: '

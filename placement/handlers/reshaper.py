@@ -1,14 +1,14 @@
 """POST /reshaper."""
 
-from placement import contract
-from placement import errors
 from placement import exception
-from placement import microversion
 from placement.handlers import allocation as alloc_handler
+from placement import microversion
 from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_provider as rp_obj
+from placement.openapi import contract
 from placement.schemas import reshaper as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 SCHEMAS = (('1.30', schema.POST_V1_30), ('1.34', schema.POST_V1_34),
            ('1.38', schema.POST_V1_38))

@@ -1,12 +1,12 @@
 """/resource_classes and /resource_classes/{name} (MV >= 1.2)."""
 
-from placement import contract
-from placement import errors
 from placement import exception
 from placement import microversion
 from placement.objects import resource_class as rc_obj
+from placement.openapi import contract
 from placement.schemas import resource_class as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 
 def _serialize(req, name):

@@ -5,14 +5,14 @@ import uuid as uuidlib
 
 import orjson
 
-from placement import contract
-from placement import errors
 from placement import exception
 from placement.handlers import params as filters
 from placement import microversion
 from placement.objects import resource_provider as rp_obj
+from placement.openapi import contract
 from placement.schemas import resource_provider as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 POST_SCHEMAS = (('1.0', schema.POST_V1_0), ('1.14', schema.POST_V1_14))
 PUT_SCHEMAS = (('1.0', schema.PUT_V1_0), ('1.14', schema.PUT_V1_14))

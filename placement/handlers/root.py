@@ -1,9 +1,9 @@
 """GET / : the version document."""
 
-from placement import contract
 from placement import microversion
+from placement.openapi import contract
 from placement.schemas import root as schema
-from placement import util
+from placement.web import util
 
 
 @contract.describe(

@@ -1,13 +1,13 @@
 """/traits, /traits/{name} and /resource_providers/{uuid}/traits (1.6+)."""
 
-from placement import contract
-from placement import errors
 from placement import exception
-from placement import microversion
 from placement.handlers import resource_provider as rp_handler
+from placement import microversion
 from placement.objects import trait as trait_obj
+from placement.openapi import contract
 from placement.schemas import trait as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 _BAD_NAME_FILTER = (
     'Badly formatted name parameter. Expected name query string parameter '

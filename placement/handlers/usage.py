@@ -1,13 +1,13 @@
 """Usages: per provider and per project/user."""
 
-from placement import contract
-from placement import errors
 from placement import exception
 from placement import microversion
 from placement.objects import inventory as inv_obj
 from placement.objects import usage as usage_obj
+from placement.openapi import contract
 from placement.schemas import usage as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 TOTALS_SCHEMAS = (('1.9', schema.LIST_V1_9), ('1.38', schema.LIST_V1_38))
 

@@ -21,11 +21,11 @@ from placement.db import batch
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
-from placement import metrics
 from placement.objects import capacity as capacity_rule
 from placement.objects import consumer as consumer_obj
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
+from placement.observability import metrics
 
 LOG = logging.getLogger(__name__)
 

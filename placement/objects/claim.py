@@ -22,7 +22,7 @@ import typing
 from placement.db import api as db_api
 from placement import exception
 from placement.objects import allocation as alloc_obj
-from placement.objects import allocation_candidate as ac_obj
+from placement.objects.candidates import engine as ac_obj
 
 LOG = logging.getLogger(__name__)
 

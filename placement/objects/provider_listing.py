@@ -32,8 +32,8 @@ import sqlalchemy as sa
 
 from placement.db import prepared
 from placement.db import tables
+from placement.objects.candidates import provider_index
 from placement.objects import per_process
-from placement.objects import provider_index
 
 _RP = tables.resource_providers
 _PARENT = _RP.alias('parent_rp')

@@ -19,7 +19,7 @@ from placement.db import api as db_api
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
-from placement.objects import provider_index
+from placement.objects.candidates import provider_index
 from placement.objects import provider_listing
 
 _RP = tables.resource_providers

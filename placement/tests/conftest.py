@@ -17,10 +17,10 @@ import pytest
 
 from placement import deploy
 from placement.tests import contract_check
-from placement import util
+from placement.web import util
 
-from placement.objects import candidate_search
-from placement.objects import provider_index
+from placement.objects.candidates import provider_index
+from placement.objects.candidates import search as candidate_search
 from placement.objects import provider_listing
 
 

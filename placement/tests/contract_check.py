@@ -6,7 +6,7 @@ response it finds the operation in the document of the response's
 microversion and raises ``ContractViolation`` when the status is not one
 the operation lists, the media type is not one the status lists, or a
 JSON body does not validate against the schema. Validators are compiled
-once per schema; the compiled check of ``placement.fast_validation``
+once per schema; the compiled check of ``placement.web.fast_validation``
 answers first, jsonschema only words a refusal.
 
 ``record_validation`` (installed by ``conftest.py`` around
@@ -22,10 +22,10 @@ import uuid
 
 import jsonschema
 
-from placement import contract
-from placement import fast_validation
 from placement import microversion
-from placement import openapi
+from placement.openapi import contract
+from placement.openapi import document as openapi
+from placement.web import fast_validation
 
 #: environ key: [(kind, schema), ...] validated while serving a request.
 VALIDATED = 'placement.tests.validated'

@@ -9,7 +9,7 @@ import gc
 
 from placement import conf as placement_conf
 from placement import deploy
-from placement import log_format
+from placement.observability import log_format
 
 
 def init_application():

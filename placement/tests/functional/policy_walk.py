@@ -4,7 +4,7 @@
 branches add); the rule guarding it comes from
 ``placement.policies.api_rules``. ``render`` turns them into the gabbi
 files ``gabbits/policy-<defaults>.yaml``, keeping only operations whose
-route exists in ``placement.handler.ROUTES``. Regenerate after adding
+route exists in ``placement.web.dispatch.ROUTES``. Regenerate after adding
 routes with::
 
     make policy-gabbits
@@ -22,9 +22,9 @@ import collections
 
 import yaml
 
-from placement import auth
-from placement import handler
+from placement.middleware import auth
 from placement.policies import api_rules
+from placement.web import dispatch as handler
 
 #: Latest microversion, so that every operation is routed.
 VERSION = 'placement latest'

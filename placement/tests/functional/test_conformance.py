@@ -26,8 +26,8 @@ import pytest
 import webob
 import yaml
 
-from placement import handler
 from placement.tests import fixtures
+from placement.web import dispatch as handler
 
 URL_ENV = 'PLACEMENT_CONFORMANCE_URL'
 DATA = os.path.join(os.path.dirname(__file__), 'conformance.yaml')

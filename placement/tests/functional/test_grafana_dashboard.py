@@ -4,10 +4,10 @@ import json
 import os
 import re
 
-from placement import capacity_gauges
 from placement import context
-from placement import metrics
-from placement.objects import fleet_capacity
+from placement.objects import fleet as fleet_capacity
+from placement.observability import fleet_gauges as capacity_gauges
+from placement.observability import metrics
 from placement.tests import fixtures
 
 DASHBOARD = os.path.join(os.path.dirname(__file__), '..', '..', '..',

@@ -15,11 +15,11 @@ import webob
 from placement import context
 from placement.db import api as db_api
 from placement import exception
-from placement import metrics
 from placement.objects import allocation as alloc_obj
-from placement.objects import allocation_candidate as ac_obj
+from placement.objects.candidates import engine as ac_obj
+from placement.objects.candidates import provider_index
 from placement.objects import claim as claim_obj
-from placement.objects import provider_index
+from placement.observability import metrics
 from placement.tests import fixtures
 
 RP = str(uuid.uuid4())

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from placement import errors
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 SCHEMA = {'type': 'object'}
 

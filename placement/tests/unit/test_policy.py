@@ -13,10 +13,10 @@ import os
 import pytest
 
 from placement import context
-from placement import errors
 from placement import policies
 from placement import policy
 from placement.tests import fixtures
+from placement.web import errors
 
 
 def _enforcer(**overrides):

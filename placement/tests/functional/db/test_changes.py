@@ -24,8 +24,8 @@ from placement.db import tables
 from placement import exception
 from placement.objects import aggregate as aggregate_obj
 from placement.objects import allocation as alloc_obj
+from placement.objects.candidates import provider_index
 from placement.objects import inventory as inv_obj
-from placement.objects import provider_index
 from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj

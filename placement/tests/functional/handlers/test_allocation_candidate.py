@@ -7,8 +7,8 @@ import pytest
 import webob
 
 from placement.tests import fixtures
-from placement.tests.functional.objects import test_allocation_candidate
-from placement import util
+from placement.tests.functional.objects.candidates import test_engine as test_allocation_candidate
+from placement.web import util
 
 
 def _sharing(topo):

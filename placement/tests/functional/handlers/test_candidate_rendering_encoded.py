@@ -11,10 +11,10 @@ import pytest
 
 from placement.handlers import candidate_rendering as rendering
 from placement import microversion
-from placement.objects import allocation_candidate as ac
-from placement.tests.functional.objects import test_allocation_candidate
-from placement.tests.functional.objects import (
-    test_allocation_candidate_lazy as lazy)
+from placement.objects.candidates import engine as ac
+from placement.tests.functional.objects.candidates import test_engine as test_allocation_candidate
+from placement.tests.functional.objects.candidates import (
+    test_engine_lazy as lazy)
 
 VERSIONS = [microversion.Version.parse(v)
             for v in ('1.10', '1.12', '1.17', '1.27', '1.29', '1.33',

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from placement.db import tables
 from placement import exception
 from placement.objects import allocation as alloc_obj
-from placement.objects import allocation_candidate as ac_obj
+from placement.objects.candidates import engine as ac_obj
 from placement.objects import claim as claim_obj
 from placement.objects import inventory as inv_obj
 from placement.objects import resource_provider as rp_obj

@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from benchmarks import scale
 from placement.db import api as db_api
 from placement.db import tables
+from placement.objects.candidates import provider_index
 from placement.objects import inventory as inv_obj
-from placement.objects import provider_index
 from placement.objects import provider_listing
 from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures

@@ -4,9 +4,9 @@ import orjson
 
 from placement.handlers import candidate_rendering as rendering
 from placement import microversion
-from placement.objects import allocation_candidate as ac
-from placement.objects import candidate_search as search
-from placement.objects import provider_index
+from placement.objects.candidates import engine as ac
+from placement.objects.candidates import provider_index
+from placement.objects.candidates import search as search
 
 V = microversion.Version
 CN, NUMA, PF, SS = 1, 2, 3, 4

@@ -2,9 +2,9 @@
 
 import pytest
 
-from placement import errors
 from placement.handlers import params
 from placement.microversion import Version
+from placement.web import errors
 
 AGG1 = 'abc00064-0000-4000-8000-000000000064'
 AGG2 = 'abc00065-0000-4000-8000-000000000065'

@@ -4,10 +4,10 @@ import random
 
 import pytest
 
-from placement.objects import allocation_candidate as ac_obj
-from placement.objects import candidate_search as search
+from placement.objects.candidates import engine as ac_obj
+from placement.objects.candidates import provider_index
+from placement.objects.candidates import search as search
 from placement.objects import claim as claim_obj
-from placement.objects import provider_index
 
 VCPU, DISK = 1, 2
 UUID = {10: 'cn1', 20: 'cn2', 30: 'shared'}

@@ -1,0 +1,90 @@
+"""Capacity gauges computed from a capacity snapshot at scrape time.
+
+They describe the fleet, not a process, so only the process answering
+the scrape reports them (once, never summed over workers). Names and
+labels follow what openstack-exporter derives by polling the API.
+
+On a large fleet writing them out costs far more than reading the
+tables (prometheus-client formats some 20 us per sample; 10,000
+providers with three classes make 120,000 samples), so the exposition
+text itself is shared by the workers like the snapshot it comes from.
+"""
+
+from prometheus_client import core
+from prometheus_client import exposition
+
+from placement.observability import metrics
+
+
+def rendered(key, load_snapshot, max_age):
+    """The text exposition of the capacity gauges of the snapshot
+    ``load_snapshot()`` returns, made at most once per ``max_age``
+    seconds by the processes sharing metrics files; ``key`` names the
+    database."""
+    return metrics.shared_cache('capacity-exposition', key).get(
+        lambda: exposition.generate_latest(
+            _Registry(CapacityCollector(load_snapshot()))), max_age)
+
+
+class _Registry:
+    def __init__(self, collector):
+        self.collector = collector
+
+    def collect(self):
+        return self.collector.collect()
+
+
+class CapacityCollector:
+    """A prometheus-client collector over one ``capacity.Snapshot``."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+
+    def collect(self):
+        labels = ['resource_provider', 'provider_uuid', 'resource_class']
+        total = core.GaugeMetricFamily(
+            'placement_resource_total',
+            'Inventory total of a provider and resource class.',
+            labels=labels)
+        reserved = core.GaugeMetricFamily(
+            'placement_resource_reserved',
+            'Inventory reserved amount of a provider and resource class.',
+            labels=labels)
+        ratio = core.GaugeMetricFamily(
+            'placement_resource_allocation_ratio',
+            'Inventory allocation ratio of a provider and resource class.',
+            labels=labels)
+        usage = core.GaugeMetricFamily(
+            'placement_resource_usage',
+            'Amount allocated of a provider and resource class.',
+            labels=labels)
+        for row in self.snapshot.rows:
+            values = [row.provider_name or '', row.provider_uuid,
+                      row.resource_class]
+            total.add_metric(values, row.total)
+            reserved.add_metric(values, row.reserved)
+            ratio.add_metric(values, row.allocation_ratio)
+            usage.add_metric(values, row.used)
+        yield from (total, reserved, ratio, usage)
+        yield from _pairs(
+            'placement_fleet', 'the whole fleet', ['resource_class'],
+            [((key,), value) for key, value in
+             self.snapshot.by_class().items()])
+        yield from _pairs(
+            'placement_aggregate', 'the members of an aggregate',
+            ['aggregate_uuid', 'resource_class'],
+            self.snapshot.by_aggregate().items())
+
+
+def _pairs(prefix, what, labels, items):
+    capacity = core.GaugeMetricFamily(
+        prefix + '_capacity',
+        'Usable capacity, int((total - reserved) * allocation_ratio), '
+        'of %s by resource class.' % what, labels=labels)
+    usage = core.GaugeMetricFamily(
+        prefix + '_usage', 'Amount allocated of %s by resource class.'
+        % what, labels=labels)
+    for key, (cap, used) in items:
+        capacity.add_metric(list(key), cap)
+        usage.add_metric(list(key), used)
+    return capacity, usage

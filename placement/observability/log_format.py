@@ -1,0 +1,244 @@
+"""oslo.log set up as configured, with a cheaper ContextFormatter.
+
+Every request writes one log line, and oslo.log's ``ContextFormatter``
+was the largest part of its cost: per record it asks the request context
+for its logging values twice, builds a local time zone object and parses
+its format string again, and reads its format options from the
+configuration. ``ContextFormatter`` here is a subclass that writes
+exactly the same text (``placement/tests/unit/observability/test_log_format.py``
+compares the two on the options and records that change the output)
+while doing each of those once, reading the options once (none of them
+is mutable: a running service never changes them), and formatting a
+record's timestamps only once per second of log lines. ``setup`` runs
+oslo.log's own setup, so every logging option (``log_file``,
+``use_json``, ``debug``, ``log_config_append`` ...) keeps its meaning,
+and then swaps in the subclass wherever oslo.log's formatter itself was
+installed.
+
+With ``log_file``, oslo.log writes through the standard library's
+``WatchedFileHandler``, which looks the file up again (``stat``) before
+every line to notice log rotation: a system call per request, a third of
+writing the line. ``setup`` makes those handlers check at most once a
+second (``WatchedFileHandler`` here); see api-ref/behaviour-choices.rst,
+'Log rotation'.
+"""
+
+import datetime
+import logging
+from logging import handlers as logging_handlers
+import math
+import time
+
+from dateutil import tz
+from oslo_context import context as oslo_context
+from oslo_log import formatters
+from oslo_log import log as oslo_logging
+
+
+class ContextFormatter(formatters.ContextFormatter):
+    """oslo.log's ContextFormatter, same output, less work per record."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._prepare()
+
+    @classmethod
+    def replacing(cls, formatter):
+        """This class's formatter configured as ``formatter`` (an oslo.log
+        ContextFormatter) is."""
+        new = cls.__new__(cls)
+        new.__dict__.update(formatter.__dict__)
+        new._prepare()
+        return new
+
+    def _prepare(self):
+        # The format options, read once rather than through the
+        # configuration's attribute lookup per record (about 0.7 us
+        # each): oslo.log does not let them change at run time.
+        conf = self.conf
+        self._context_format = conf.logging_context_format_string
+        self._default_format = conf.logging_default_format_string
+        self._identity_format = conf.logging_user_identity_format
+        self._debug_suffix = conf.logging_debug_format_suffix
+        self._instance_format = conf.instance_format
+        self._instance_uuid_format = conf.instance_uuid_format
+        # (whether the format shows the error summary itself, its
+        # PercentStyle) by (request id?, error summary?, DEBUG?): the
+        # line's format depends on those alone.
+        self._variants = {}
+        self._local_zone = tz.tzlocal()
+        # The text of the last second seen, for ``asctime`` and
+        # ``isotime``: only the fraction changes between records of the
+        # same second, and a busy service logs hundreds of them.
+        self._asctime_second = (None, None)
+        self._isotime_second = (None, None)
+
+    def format(self, record):
+        # The steps and their order are oslo.log's (8.3): the record's own
+        # instance first, then the context's values, then the defaults.
+        record.project = self.project
+        record.version = self.version
+        attributes = record.__dict__
+        instance = attributes.get('instance')
+        instance_uuid = attributes.get('instance_uuid')
+        context = attributes.get('context', oslo_context.get_current())
+        values = None
+        if context:
+            values = formatters._dictify_context(context)
+            attributes.update(values)
+        instance_extra = ''
+        if instance:
+            try:
+                instance_extra = self._instance_format % instance
+            except TypeError:
+                instance_extra = instance
+        elif instance_uuid:
+            instance_extra = self._instance_uuid_format % {
+                'uuid': instance_uuid}
+        elif context:
+            for name, option in (('instance', '_instance_format'),
+                                 ('instance_uuid', '_instance_uuid_format'),
+                                 ('resource_uuid', '_instance_uuid_format')):
+                found = getattr(context, name, None)
+                if found:
+                    instance_extra = getattr(self, option) % {'uuid': found}
+                    break
+        record.instance = instance_extra
+        for key in ('color', 'user_identity', 'resource', 'user_name',
+                    'project_name', 'global_request_id'):
+            if key not in attributes:
+                attributes[key] = ''
+        if context:
+            record.user_identity = (self._identity_format
+                                    % formatters._ReplaceFalseValue(values))
+        with_id = bool(attributes.get('request_id'))
+        if record.exc_info:
+            record.exc_text = self.formatException(record.exc_info,
+                                                   record=record)
+        summary = formatters._get_error_summary(record)
+        key = (with_id, bool(summary), record.levelno == logging.DEBUG)
+        variant = self._variants.get(key)
+        if variant is None:
+            variant = self._variants[key] = self._variant(*key)
+        shows_summary, style = variant
+        record.error_summary = (summary or '-') if shows_summary else summary
+        self._compute_iso_time(record)
+        self._style = style
+        self._fmt = style._fmt
+        try:
+            return logging.Formatter.format(self, record)
+        except TypeError as err:
+            record.msg = ('Error formatting log line msg=%r err=%r'
+                          % (record.msg, err)).replace('%', '*')
+            return logging.Formatter.format(self, record)
+
+    def _variant(self, with_id, with_summary, debug):
+        """The line's format, as oslo.log picks and extends it per
+        record, with whether it shows the error summary itself."""
+        fmt = self._context_format if with_id else self._default_format
+        shows_summary = '%(error_summary)s' in fmt
+        if with_summary and not shows_summary:
+            fmt += ': %(error_summary)s'
+        if debug and self._debug_suffix:
+            fmt += ' ' + self._debug_suffix
+        return shows_summary, logging.PercentStyle(fmt)
+
+    def formatTime(self, record, datefmt=None):
+        # ``time.localtime`` floors the timestamp: the text depends on its
+        # whole seconds only (datefmt has no fraction; logging adds msecs
+        # only without one).
+        created = record.created
+        if (datefmt is None or created < 0
+                or self.converter is not time.localtime):
+            return super().formatTime(record, datefmt)
+        key = (int(created), datefmt)
+        known, text = self._asctime_second
+        if known != key:
+            text = super().formatTime(record, datefmt)
+            self._asctime_second = (key, text)
+        return text
+
+    def _compute_iso_time(self, record):
+        created = record.created
+        # The microseconds as ``datetime.fromtimestamp`` rounds them
+        # (half to even, possibly up into the next second), without
+        # converting every record to local time: only the whole second
+        # decides the date, time and UTC offset (and which of the two
+        # repeated hours when clocks go back).
+        fraction, whole = math.modf(created)
+        micro = round(fraction * 1e6)
+        if micro >= 1000000:
+            whole += 1
+            micro -= 1000000
+        if micro <= 0:
+            # A whole second (isoformat() then leaves the fraction out),
+            # or before 1970.
+            record.isotime = self._iso_time_uncached(created)
+            return
+        second = int(whole)
+        known, parts = self._isotime_second
+        if known != second:
+            text = datetime.datetime.fromtimestamp(second).replace(
+                tzinfo=self._local_zone).isoformat()
+            parts = (text[:19], text[19:])
+            self._isotime_second = (second, parts)
+        record.isotime = '%s.%06d%s' % (parts[0], micro, parts[1])
+
+    def _iso_time_uncached(self, created):
+        isotime = datetime.datetime.fromtimestamp(created).replace(
+            tzinfo=self._local_zone).isoformat()
+        if created == int(created):
+            # isoformat() leaves out zero microseconds; oslo.log adds them.
+            isotime = '%s.000000%s' % (isotime[:-6], isotime[-6:])
+        return isotime
+
+
+class WatchedFileHandler(logging_handlers.WatchedFileHandler):
+    """The standard library's handler, noticing that its file was moved
+    or removed (log rotation) within ``CHECK_EVERY`` seconds rather than
+    before every line: lines written in between still go to the file
+    rotation moved, none is lost."""
+
+    CHECK_EVERY = 1.0
+    #: When the file was last looked up (a monotonic time).
+    _checked = float('-inf')
+
+    def emit(self, record):
+        # handle() holds the handler's lock around emit, as around the
+        # base class's check.
+        now = time.monotonic()
+        if now - self._checked >= self.CHECK_EVERY:
+            self._checked = now
+            self.reopenIfNeeded()
+        logging.FileHandler.emit(self, record)
+
+
+def _loggers():
+    yield logging.getLogger()
+    for logger in list(logging.Logger.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger):
+            yield logger
+
+
+def use_cheaper_handling():
+    """Replace every handler's oslo.log ContextFormatter (the one oslo.log
+    installs, or one a ``log_config_append`` file names) with
+    ``ContextFormatter``, and make every standard ``WatchedFileHandler``
+    ours; other formatters and handlers are left alone."""
+    for logger in _loggers():
+        for handler in logger.handlers:
+            if type(handler.formatter) is formatters.ContextFormatter:
+                handler.setFormatter(
+                    ContextFormatter.replacing(handler.formatter))
+            if type(handler) is logging_handlers.WatchedFileHandler:
+                # The same object (its stream, lock, level and filters,
+                # and its place in logging's list of handlers to close
+                # at exit), checking less often: the subclass adds no
+                # state but a class default.
+                handler.__class__ = WatchedFileHandler
+
+
+def setup(conf, project='placement'):
+    """oslo.log's ``setup`` for ``conf``, then ``use_cheaper_handling``."""
+    oslo_logging.setup(conf, project)
+    use_cheaper_handling()

@@ -1,0 +1,31 @@
+"""The capacity page drawn from a snapshot of a real database."""
+
+from placement import context
+from placement.objects import fleet as fleet_capacity
+from placement.observability import fleet_page as capacity_page
+from placement.tests import fixtures
+# The fleet fixture: three providers, one tree, one aggregate.
+from placement.tests.functional.objects.test_fleet import fleet  # noqa
+
+
+def test_page_plots_and_escapes(fleet):
+    page = capacity_page.render(fleet_capacity.read(context.AdminContext(
+        fleet.db)))
+    assert page.count('<svg class="plot"') == 4
+    assert '<b>cn2</b>' not in page
+    assert '&lt;b&gt;cn2&lt;/b&gt;' in page
+    # cn2's tree is full of VCPU: the fullest root, shown first.
+    fullest = page.split('id="fullest"')[1].split('id="emptiest"')[0]
+    assert fullest.index('cn2') < fullest.index('cn1')
+    assert 'http://' not in page and 'https://' not in page
+    assert '<script' not in page
+
+
+def test_page_of_an_empty_fleet():
+    db, cleanup = fixtures.new_database()
+    try:
+        page = capacity_page.render(fleet_capacity.read(context.AdminContext(db)))
+        assert 'Nothing to show' in page
+        assert 'No provider is in an aggregate' in page
+    finally:
+        cleanup()

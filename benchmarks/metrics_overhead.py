@@ -30,6 +30,7 @@ from placement.db import migration
 from placement import deploy
 from placement.middleware import request_metrics
 from placement.observability import metrics
+from placement.web import route_table
 from placement.tests import fixtures
 
 
@@ -74,7 +75,8 @@ def middleware_alone(requests):
         start_response('200 OK', [('content-length', '0')])
         return [b'']
 
-    wrapped = request_metrics.RequestMetrics(nothing, metrics.configure())
+    wrapped = request_metrics.RequestMetrics(nothing, metrics.configure(),
+                                             route_table.ROUTES)
     environ = {'REQUEST_METHOD': 'GET',
                'PATH_INFO': '/resource_providers/%s/inventories'
                % uuid.uuid4()}

@@ -20,16 +20,18 @@ from placement.db import migration
 from placement import exception
 from placement.middleware import auth
 from placement.middleware import body_limit
-from placement.middleware import fault as middleware
+from placement.middleware import fault
 from placement.middleware import healthcheck
+from placement.middleware import microversion as version_middleware
 from placement.middleware import request_metrics
 from placement.middleware import requestlog
-from placement.middleware import trusted_network as metrics_access
+from placement.middleware import trusted_network
 from placement.objects import resource_class
 from placement.objects import trait
 from placement.observability import metrics
 from placement import policy
-from placement.web import dispatch as handler
+from placement.web import dispatch
+from placement.web import route_table
 
 LOG = logging.getLogger(__name__)
 
@@ -116,26 +118,27 @@ def prepare_database(conf, db):
 def build_app(conf, db):
     """The full middleware stack around the dispatcher."""
     enforcer = policy.PolicyEnforcer(conf)
-    app = handler.Dispatcher()
+    app = dispatch.Dispatcher(route_table.ROUTES)
     app = body_limit.BodySizeLimit(
         app, conf.oslo_middleware.max_request_body_size)
-    app = middleware.Microversion(app)
+    app = version_middleware.Microversion(app)
     # Inside the context (details by policy), outside microversions.
     app = healthcheck.HealthCheck(app, healthcheck.DatabaseProbe(
         db, conf.api.healthcheck_timeout, conf.api.healthcheck_cache_time))
-    app = middleware.FaultWrapper(app)
+    app = fault.FaultWrapper(app)
     app = auth.ContextBuilder(app, db, conf, enforcer)
     if conf.api.auth_strategy == 'noauth2':
         app = auth.NoAuth(app)
     else:
         app = auth.KeystoneAuth(app, conf)
     if conf.metrics.enabled:
-        app = metrics_access.TrustedNetwork(app, conf.metrics.trusted_networks)
+        app = trusted_network.TrustedNetwork(app, conf.metrics.trusted_networks)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
     app = requestlog.RequestLog(app)
     if conf.metrics.enabled:
-        app = request_metrics.RequestMetrics(app, _start_metrics(db))
+        app = request_metrics.RequestMetrics(app, _start_metrics(db),
+                                             route_table.ROUTES)
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return app

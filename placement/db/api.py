@@ -56,10 +56,10 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
-from placement.db import changes
 from placement.db import green
 from placement.db import prepared
 from placement.db import tables
+from placement.db import triggers
 from placement import exception
 from placement.observability import metrics
 
@@ -290,7 +290,7 @@ class Database:
         handed a sound instance.
         """
         statement = 'FLUSH LOCAL TABLES ' + ', '.join(
-            '`%s`' % name for name in changes.TRIGGERED)
+            '`%s`' % name for name in triggers.TRIGGERED)
         try:
             with self.engine.connect() as conn:
                 conn.exec_driver_sql('SET SESSION lock_wait_timeout = %d'

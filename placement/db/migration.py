@@ -16,6 +16,7 @@ from alembic import script as alembic_script
 import sqlalchemy as sa
 
 from placement.db import tables
+from placement.db import triggers
 
 _LOCK_KEY = 0x504c4d54  # "PLMT"; an arbitrary advisory lock id
 _MYSQL_LOCK = 'placement_schema_migration'
@@ -162,4 +163,5 @@ def create_schema_for_tests(db):
     """
     with _locked_connection(db) as conn:
         tables.metadata.create_all(conn)
+        triggers.create_triggers(conn)
         command.stamp(_alembic_config(conn), 'head')

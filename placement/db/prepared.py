@@ -33,7 +33,7 @@ INSERT of a few rows (``rows_of``). ``run`` picks between such a
 statement and the expanding one by the lists' lengths.
 Besides SELECTs, an INSERT, UPDATE or DELETE with RETURNING qualifies
 (its rows are what it returns): the provider lock that bumps the
-generations of a write (``resource_provider.lock_and_bump``) is one.
+generations of a write (``provider_generation.lock_and_bump``) is one.
 """
 
 import functools

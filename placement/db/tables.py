@@ -167,11 +167,3 @@ provider_change_log = sa.Table(
     sa.Column('resource_provider_id', sa.Integer, nullable=True),
     sqlite_autoincrement=True,
 )
-
-
-@sa.event.listens_for(metadata, 'after_create')
-def _create_change_triggers(target, connection, **_kw):
-    # Whatever creates the schema from these definitions (tests, tools)
-    # gets the triggers the migration creates.
-    from placement.db import changes
-    changes.create_triggers(connection)

@@ -77,7 +77,7 @@ def list_allocation_candidates(req):
 
 
 def parse_request(req, version):
-    """The query of ``req`` as an ``allocation_candidate.Request``, or
+    """The query of ``req`` as an ``engine.Request``, or
     the 400 its first error earns (unknown names are found later, by
     the engine: see ``unknown_names_rejected``)."""
     params = util.validate_query(req, microversion.choose(version, SCHEMAS))

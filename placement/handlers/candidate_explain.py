@@ -9,7 +9,7 @@ and the one-sentence reason.
 
 from placement.handlers import allocation_candidate as candidates
 from placement import microversion
-from placement.objects.candidates import explain as candidate_explain
+from placement.objects.candidates import explain
 from placement.openapi import contract
 from placement.schemas import allocation_candidate as schema
 from placement.web import util
@@ -26,7 +26,7 @@ def explain_allocation_candidates(req):
     ctx.can('placement:allocation_candidates:explain')
     request = candidates.parse_request(req, util.version(req))
     with candidates.unknown_names_rejected():
-        found = candidate_explain.explain(ctx, request)
+        found = explain.explain(ctx, request)
     return util.json_response(req, body(found, request))
 
 

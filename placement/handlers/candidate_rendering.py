@@ -260,7 +260,7 @@ def _last_comma_dropped(pieces):
 
 
 def fragments(version):
-    """``(shape, render, describe)`` for ``allocation_candidate.find``'s
+    """``(shape, render, describe)`` for ``engine.find``'s
     ``rendering`` from 1.29: each candidate and each summary encoded on
     its own and followed by a comma, as ``encoded`` joins them; None
     before 1.29, where a body also depends on the classes requested."""

@@ -81,7 +81,7 @@ def create_claim(req):
 
 
 def parse_query(query, version):
-    """The ``allocation_candidate.Request`` of a candidates query string,
+    """The ``engine.Request`` of a candidates query string,
     or the 400 GET /allocation_candidates?<query> would answer."""
     encoded = urllib.parse.quote(query, safe=_QUERY_SAFE)
     return candidates.parse_request(

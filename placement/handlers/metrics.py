@@ -8,10 +8,10 @@ both answer 404 when ``[metrics] enabled`` is False.
 from prometheus_client import exposition
 import webob
 
-from placement.middleware import trusted_network as metrics_access
-from placement.objects import fleet as fleet_capacity
-from placement.observability import fleet_gauges as capacity_gauges
-from placement.observability import fleet_page as capacity_page
+from placement.middleware import trusted_network
+from placement.objects import fleet_totals
+from placement.observability import fleet_gauges
+from placement.observability import fleet_page
 from placement.observability import metrics
 from placement.openapi import contract
 from placement.web import errors
@@ -22,7 +22,7 @@ def _authorize(req, rule):
     ctx = util.context(req)
     if not ctx.config.metrics.enabled or metrics.active() is None:
         raise errors.NotFound(vary=False)
-    if not metrics_access.trusted(req.environ):
+    if not trusted_network.trusted(req.environ):
         ctx.can(rule)
     return ctx
 
@@ -36,8 +36,8 @@ def get_metrics(req):
     in the Prometheus text format (whatever Accept says)."""
     ctx = _authorize(req, 'placement:metrics:read')
     max_age = ctx.config.metrics.capacity_refresh_interval
-    capacity = capacity_gauges.rendered(
-        ctx.db.url, lambda: fleet_capacity.snapshot(ctx, max_age), max_age)
+    capacity = fleet_gauges.rendered(
+        ctx.db.url, lambda: fleet_totals.snapshot(ctx, max_age), max_age)
     response = webob.Response()
     response.status = 200
     response.body = b''.join(
@@ -56,8 +56,8 @@ def get_capacity(req):
     ctx = _authorize(req, 'placement:capacity:read')
     max_age = ctx.config.metrics.capacity_refresh_interval
     page = metrics.shared_cache('capacity-page', ctx.db.url).get(
-        lambda: capacity_page.render(
-            fleet_capacity.snapshot(ctx, max_age)).encode('utf-8'),
+        lambda: fleet_page.render(
+            fleet_totals.snapshot(ctx, max_age)).encode('utf-8'),
         max_age)
     response = webob.Response()
     response.status = 200

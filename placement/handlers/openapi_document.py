@@ -11,8 +11,9 @@ import webob
 
 from placement import microversion
 from placement.openapi import contract
-from placement.openapi import document as openapi
+from placement.openapi import document
 from placement.schemas import openapi_document as schema
+from placement.web import dispatch
 from placement.web import errors
 from placement.web import util
 
@@ -42,7 +43,8 @@ def get_openapi_document(req):
     version = _requested_version(params)
     body = _ENCODED.get(version)
     if body is None:
-        body = _ENCODED[version] = orjson.dumps(openapi.document(version))
+        body = _ENCODED[version] = orjson.dumps(document.build(
+            version, req.environ[dispatch.ENVIRON_ROUTES]))
     response = webob.Response()
     response.status = 200
     response.body = body

@@ -5,7 +5,7 @@ import logging
 import webob.exc
 
 from placement import context as placement_context
-from placement.middleware import trusted_network as metrics_access
+from placement.middleware import trusted_network
 
 ENVIRON_CONTEXT = 'placement.context'
 #: Paths where a token is checked if sent but not required.
@@ -31,10 +31,10 @@ def is_root(environ, allow_empty):
 def is_open(environ, allow_empty):
     """True for requests served without authentication: the version
     document, the ``PUBLIC`` paths and the trusted-network reads of
-    ``metrics_access``."""
+    ``trusted_network``."""
     return (is_root(environ, allow_empty)
             or environ.get('PATH_INFO', '') in PUBLIC
-            or metrics_access.trusted(environ))
+            or trusted_network.trusted(environ))
 
 
 def token_optional(environ):

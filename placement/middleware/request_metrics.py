@@ -14,7 +14,7 @@ import time
 from placement import microversion
 from placement.middleware import healthcheck
 from placement.observability import metrics
-from placement.web import dispatch as handler
+from placement.web import dispatch
 from placement.web import router
 
 _METHODS = frozenset(('GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'HEAD',
@@ -36,11 +36,10 @@ class RequestMetrics:
     """WSGI middleware recording ``placement_http_requests_total``, the
     duration histogram and the in-flight gauge."""
 
-    def __init__(self, application, recorded):
+    def __init__(self, application, recorded, templates):
         self.application = application
         self.recorded = recorded
-        self.route = route_matcher(
-            list(handler.ROUTES) + [healthcheck.PATH])
+        self.route = route_matcher(list(templates) + [healthcheck.PATH])
         # (counter, histogram) children by route, method label, status
         # and the microversion.Version the Microversion layer parsed
         # (equal ones have equal labels): looking them up through
@@ -72,7 +71,7 @@ class RequestMetrics:
             method = environ.get('REQUEST_METHOD', '')
             # The dispatcher's match is this matcher's: same router, and
             # its templates come first.
-            route = environ.get(handler.ENVIRON_ROUTE)
+            route = environ.get(dispatch.ENVIRON_ROUTE)
             if route is None:
                 route = self.route(environ.get('PATH_INFO'))
             key = (route, method if method in _METHODS else 'other',

@@ -14,7 +14,7 @@ from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import generation_rows
-from placement.objects import resource_provider as rp_obj
+from placement.objects import provider_generation
 
 _AGG = tables.placement_aggregates
 _RP_AGG = tables.resource_provider_aggregates
@@ -96,7 +96,7 @@ def ensure(ctx, uuids):
 
 @db_api.writer
 def _replace(ctx, provider, aggregate_ids, generation):
-    locked = rp_obj.lock(ctx, [provider.id])
+    locked = provider_generation.lock(ctx, [provider.id])
     if provider.id not in locked:
         raise exception.ResourceProviderNotFound(uuid=provider.uuid)
     current_generation = locked[provider.id]
@@ -124,7 +124,7 @@ def _replace(ctx, provider, aggregate_ids, generation):
             raise exception.AggregateCreateConflict(detail=str(exc.orig))
     if generation is None:
         return current_generation
-    return rp_obj.increment_generation(ctx, provider.id, current_generation)
+    return provider_generation.increment_generation(ctx, provider.id, current_generation)
 
 
 def set_provider_aggregates(ctx, provider, uuids, generation=None):

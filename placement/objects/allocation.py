@@ -23,8 +23,8 @@ from placement.db import tables
 from placement import exception
 from placement.objects import capacity as capacity_rule
 from placement.objects import consumer as consumer_obj
+from placement.objects import provider_generation
 from placement.objects import resource_class as rc_obj
-from placement.objects import resource_provider as rp_obj
 from placement.observability import metrics
 
 LOG = logging.getLogger(__name__)
@@ -264,11 +264,11 @@ def replace(ctx, writes, rp_ids=None):
     # Every provider locked is bumped: the locking statement bumps them,
     # and no compare-and-set is needed at the end.
     if rp_ids is None:
-        locked = rp_obj.lock_and_bump(ctx, request_uuids(writes),
+        locked = provider_generation.lock_and_bump(ctx, request_uuids(writes),
                                       emptied_held)
         rp_ids = {uuid: rp for rp, (uuid, _generation) in locked.items()}
     else:
-        rp_obj.lock_and_bump(ctx, (), set(rp_ids.values()) | emptied_held)
+        provider_generation.lock_and_bump(ctx, (), set(rp_ids.values()) | emptied_held)
     rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
     consumer_obj.bump_all(ctx, [write.consumer for write in touched])
     deleted = _delete_rows(ctx, [w.consumer.uuid for w in touched],

@@ -2,7 +2,7 @@
 
 A scheduler that reads candidates and then writes one races every other
 scheduler between the two requests. ``claim`` does both for it: it
-finds the candidates (``allocation_candidate.find``), orders them by a
+finds the candidates (``engine.find``), orders them by a
 strategy, and writes the first as the consumer's allocations through
 the transaction of every allocation write (``allocation.replace``:
 providers locked, capacity and generations checked). When that write
@@ -71,7 +71,7 @@ class Claimed:
 
 def claim(ctx, consumer, request, options, strategy=DEFAULT_STRATEGY,
           tries=MAX_TRIES):
-    """Write one candidate of ``request`` (allocation_candidate.Request)
+    """Write one candidate of ``request`` (engine.Request)
     as the allocations of ``consumer`` (``consumer.prepare`` keyword
     arguments), replacing those it had; returns Claimed.
 
@@ -147,7 +147,7 @@ def best(ctx, request, options, strategy, refused=frozenset()):
 
 
 def _best(result, strategy, refused):
-    """``best`` of an ``allocation_candidate.Result``: candidates are
+    """``best`` of an ``engine.Result``: candidates are
     ranked by their load alone (a heap over (rank, engine position)),
     and only those popped become Choices. A claim writes one candidate
     of up to thousands, and building a Choice costs far more than its
@@ -226,7 +226,7 @@ def _choice(result, candidate, ratio):
 
 
 def _choices(result):
-    """Choices of an ``allocation_candidate.Result`` (called while the
+    """Choices of an ``engine.Result`` (called while the
     provider index is locked, as ``find`` requires), in its order."""
     candidates = result.candidates
     ratio = _ratios(result, [_placed_pairs(partials)

@@ -17,8 +17,9 @@ from placement.db import api as db_api
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
-from placement.objects import generation_rows
 from placement.objects import capacity as capacity_rule
+from placement.objects import generation_rows
+from placement.objects import provider_generation
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 
@@ -131,7 +132,7 @@ def get_one(ctx, provider, resource_class):
 
 
 def _locked_generation(ctx, provider):
-    generation = rp_obj.lock(ctx, [provider.id]).get(provider.id)
+    generation = provider_generation.lock(ctx, [provider.id]).get(provider.id)
     if generation is None:
         raise exception.ResourceProviderNotFound(uuid=provider.uuid)
     return generation
@@ -180,7 +181,7 @@ def create(ctx, provider, resource_class, record, min_capacity):
             raise
         raise exception.InventoryExists(resource_class=resource_class,
                                         provider=provider.uuid)
-    return rp_obj.increment_generation(ctx, provider.id, generation)
+    return provider_generation.increment_generation(ctx, provider.id, generation)
 
 
 @db_api.writer
@@ -199,7 +200,7 @@ def update(ctx, provider, resource_class, record, generation, min_capacity):
         .values(dict(record, updated_at=db_api.utcnow())))
     if result.rowcount != 1:
         raise exception.InventoryNotFound(resource_class=resource_class)
-    return rp_obj.increment_generation(ctx, provider.id, current)
+    return provider_generation.increment_generation(ctx, provider.id, current)
 
 
 @db_api.writer
@@ -221,7 +222,7 @@ def replace_all_by_uuid(ctx, uuid, records, generation, min_capacity):
     before it). ResourceProviderNotFound if there is none."""
     # The generation is bumped by the lock: a refused write rolls the
     # bump back with the rest.
-    [(provider_id, (uuid, current))] = rp_obj.lock_and_bump(
+    [(provider_id, (uuid, current))] = provider_generation.lock_and_bump(
         ctx, [uuid], []).items()
     _check_generation(current, generation)
     ids = rc_obj.ids_by_name(ctx, list(records))
@@ -277,7 +278,7 @@ def delete(ctx, provider, resource_class):
         _INV.c.resource_class_id == class_id))
     if result.rowcount != 1:
         raise exception.InventoryNotFound(resource_class=resource_class)
-    return rp_obj.increment_generation(ctx, provider.id, generation)
+    return provider_generation.increment_generation(ctx, provider.id, generation)
 
 
 @db_api.writer

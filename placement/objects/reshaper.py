@@ -3,18 +3,18 @@ replaced in one transaction (api-ref/reshaper.rst, and
 api-ref/behaviour-choices.rst, 'Generation of a provider emptied by a
 reshape')."""
 
-from placement import exception
 from placement.db import api as db_api
+from placement import exception
 from placement.objects import allocation as alloc_obj
 from placement.objects import inventory as inv_obj
-from placement.objects import resource_provider as rp_obj
+from placement.objects import provider_generation
 
 
 @db_api.writer
 def _reshape(ctx, inventories, requests):
     # Every provider's generation is checked under the lock, including
     # those given empty inventories, which skip the interim step.
-    locked = rp_obj.lock(ctx, [provider.id for provider, _, _ in inventories])
+    locked = provider_generation.lock(ctx, [provider.id for provider, _, _ in inventories])
     for provider, _records, generation in inventories:
         if locked.get(provider.id) != generation:
             raise exception.ResourceProviderConcurrentUpdateDetected()

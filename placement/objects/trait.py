@@ -14,7 +14,7 @@ from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects import generation_rows
-from placement.objects import resource_provider as rp_obj
+from placement.objects import provider_generation
 
 _TRAITS = tables.traits
 _RP_TRAITS = tables.resource_provider_traits
@@ -204,7 +204,7 @@ def set_provider_traits(ctx, provider, names, generation):
     generation is bumped only if the set changed. Returns
     ``(traits, generation)``.
     """
-    locked = rp_obj.lock(ctx, [provider.id])
+    locked = provider_generation.lock(ctx, [provider.id])
     if provider.id not in locked:
         raise exception.ResourceProviderNotFound(uuid=provider.uuid)
     current_generation = locked[provider.id]
@@ -232,7 +232,7 @@ def set_provider_traits(ctx, provider, names, generation):
             ctx.conn.execute(sa.insert(_RP_TRAITS), [
                 {'resource_provider_id': provider.id, 'trait_id': trait_id,
                  'created_at': now} for trait_id in sorted(added)])
-        current_generation = rp_obj.increment_generation(
+        current_generation = provider_generation.increment_generation(
             ctx, provider.id, current_generation)
     return _provider_traits(ctx, provider.id), current_generation
 
@@ -241,13 +241,13 @@ def set_provider_traits(ctx, provider, names, generation):
 def delete_provider_traits(ctx, provider):
     """Remove every trait of ``provider``; bump its generation if it had
     any. Returns the generation."""
-    locked = rp_obj.lock(ctx, [provider.id])
+    locked = provider_generation.lock(ctx, [provider.id])
     if provider.id not in locked:
         raise exception.ResourceProviderNotFound(uuid=provider.uuid)
     generation = locked[provider.id]
     result = ctx.conn.execute(sa.delete(_RP_TRAITS).where(
         _RP_TRAITS.c.resource_provider_id == provider.id))
     if result.rowcount:
-        generation = rp_obj.increment_generation(ctx, provider.id,
+        generation = provider_generation.increment_generation(ctx, provider.id,
                                                  generation)
     return generation

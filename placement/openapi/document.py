@@ -1,13 +1,12 @@
 """The OpenAPI 3.1 document of one microversion, generated.
 
-Built from the route table (``placement.web.dispatch.ROUTES``, plus the
+Built from the route table (``placement.web.route_table.ROUTES``, plus the
 operations middleware serves) and the ``placement.openapi.contract`` declarations
 of the handlers serving that version: their query, body and response
 schemas, chosen per version exactly as the handlers choose them. Nothing
 here restates a schema; see api-ref/openapi.rst.
 """
 
-import functools
 import http
 import re
 
@@ -72,16 +71,10 @@ def _middleware_routes():
     return {healthcheck.PATH: healthcheck.OPERATIONS}
 
 
-def _route_table():
-    # Imported here: the handler of /openapi.json is in the table itself.
-    from placement.web import dispatch as handler
-    return handler.ROUTES
-
-
-def operations(version, routes=None):
-    """``(path, method, operation_id, Contract)`` for every operation
-    served at ``version``; a handler without a contract is an error."""
-    routes = _route_table() if routes is None else routes
+def operations(version, routes):
+    """``(path, method, operation_id, Contract)`` for every operation of
+    ``routes`` (the route table) served at ``version``; a handler
+    without a contract is an error."""
     found = []
     for path, methods in list(routes.items()) + list(
             _middleware_routes().items()):
@@ -110,14 +103,9 @@ def _operation_id(method, path):
     return '%s_%s' % (method.lower(), words or 'root')
 
 
-@functools.lru_cache(maxsize=None)
-def document(version):
-    """The document for ``version`` (a ``microversion.Version``), built
-    once per process and version. Callers must not change it."""
-    return build(version)
-
-
-def build(version, routes=None):
+def build(version, routes):
+    """The document of ``routes`` (the route table) at ``version`` (a
+    ``microversion.Version``)."""
     paths = {}
     for path, method, operation_id, declared in operations(version, routes):
         paths.setdefault(path, {})[method.lower()] = _operation(

@@ -20,7 +20,7 @@ from placement.tests import contract_check
 from placement.web import util
 
 from placement.objects.candidates import provider_index
-from placement.objects.candidates import search as candidate_search
+from placement.objects.candidates import search
 from placement.objects import provider_listing
 
 
@@ -58,7 +58,7 @@ def differences(kept, fresh):
     for provider in list(kept.summaries):
         if kept.summary(provider) != fresh.summary(provider):
             found.append('summary of %s differs' % provider)
-    lines = candidate_search.Ancestry(fresh.parent)
+    lines = search.Ancestry(fresh.parent)
     for provider, line in kept.lines.items():
         if provider in fresh.parent and line != lines.of(provider):
             found.append('ancestors of %s differ' % provider)

@@ -16,6 +16,7 @@ the operation's contract declares for that version, so the document's
 request schemas are the handlers' own.
 """
 
+import functools
 import json
 import re
 import uuid
@@ -26,6 +27,7 @@ from placement import microversion
 from placement.openapi import contract
 from placement.openapi import document as openapi
 from placement.web import fast_validation
+from placement.web import route_table
 
 #: environ key: [(kind, schema), ...] validated while serving a request.
 VALIDATED = 'placement.tests.validated'
@@ -112,19 +114,25 @@ def record_validation(kind, validate):
 _DECLARED = {}
 
 
+@functools.lru_cache(maxsize=None)
+def service_document(version):
+    """The service's OpenAPI document at ``version``, built once."""
+    return openapi.build(version, route_table.ROUTES)
+
+
 def _declared(version):
     found = _DECLARED.get(version)
     if found is None:
         found = _DECLARED[version] = {
             (path, method): declared
-            for path, method, _, declared in openapi.operations(version)}
+            for path, method, _, declared in openapi.operations(version, route_table.ROUTES)}
     return found
 
 
 def undeclared_schemas(path, method, version, validated):
     """Problems with the schemas a handler validated with: each must be
     the one its contract declares for ``version``."""
-    document = openapi.document(version)
+    document = service_document(version)
     for regex, template in _matchers(document['paths']):
         if regex.match(path):
             break
@@ -156,7 +164,7 @@ def response_version(headers):
 
 def problems(path, method, status, headers, body):
     """What is wrong with a response (an empty list when nothing)."""
-    document = openapi.document(response_version(headers))
+    document = service_document(response_version(headers))
     found = operation(document, path, method)
     if found is None:
         if status < 400:

@@ -13,7 +13,7 @@ shapes them into response bodies.
 It works in three steps: look the names up (in the order the reference
 reports unknown ones, from the index's name caches), find per group the
 providers that qualify in the process's ``provider_index`` (brought up
-to date first), and let ``candidate_search`` combine them lazily up to
+to date first), and let ``search`` combine them lazily up to
 the cap. Summaries are built, when asked for, for the trees of the
 providers the returned candidates place something on.
 """
@@ -29,7 +29,7 @@ import typing
 
 from placement.db import api as db_api
 from placement import exception
-from placement.objects.candidates import memo as candidate_memo
+from placement.objects.candidates import memo
 from placement.objects.candidates import provider_index
 from placement.objects.candidates import search as search
 from placement.objects import trait as trait_obj
@@ -98,7 +98,7 @@ class Result:
     """The candidates found, as ``present`` (see ``find``) sees them.
 
     * ``candidates``: each ``(suffixes, partials)`` as
-      ``candidate_search.generate`` found it: the ``Partial`` chosen for
+      ``search.generate`` found it: the ``Partial`` chosen for
       each group, in the order of ``suffixes``. A partial names its
       providers by id and places ``(provider, class, amount)`` triples,
       or its group's ``(class, amount)`` template on its one provider;
@@ -148,7 +148,7 @@ def find(ctx, request, options=Options(), rng=random, *, present,
     order), and equal ``shape`` means equal values for equal candidates;
     ``describe(summaries)`` one value per Summary, whatever the shape.
     The candidates and the summaries of their trees may then be kept
-    rendered between requests (``candidate_memo``) and handed to
+    rendered between requests (``memo``) and handed to
     ``present`` as ``result.rendered`` and ``result.described``.
     """
     index = provider_index.of(ctx.db)
@@ -278,16 +278,16 @@ def _remembered(ctx, index, request, names, resolved, root_required,
     date: the anchors of the trees changed since are searched and
     rendered again (all of them when nothing is kept yet)."""
     shape, render, describe = rendering
-    memo = candidate_memo.of(ctx.db)
+    store = memo.of(ctx.db)
     key = _memo_key(request, resolved, root_required, root_forbidden,
                     shape, index)
     served = _served_roots(index, names.sharing())
-    if memo.too_large(key):
+    if store.too_large(key):
         kept, changed = None, None
     else:
-        kept, changed = memo.get(key, index, served)
+        kept, changed = store.get(key, index, served)
     if kept is None:
-        kept = candidate_memo.Kept(index.epoch, index.serial, served)
+        kept = memo.Kept(index.epoch, index.serial, served)
         kept.replace((), *_rendered_by_anchor(
             index, request, names, resolved, root_required, root_forbidden,
             (render, describe), None, served))
@@ -295,7 +295,7 @@ def _remembered(ctx, index, request, names, resolved, root_required,
         kept.replace(changed, *_rendered_by_anchor(
             index, request, names, resolved, root_required, root_forbidden,
             (render, describe), changed, served))
-    memo.keep(key, kept, index)
+    store.keep(key, kept, index)
     rendered, anchors = kept.take(cap)
     if not rendered:
         return EMPTY

@@ -1,7 +1,7 @@
 """Why a candidates query finds what it finds: the provider funnel.
 
 ``explain(ctx, request)`` reads the same provider index as
-``allocation_candidate.find`` and, per request group, counts the
+``engine.find`` and, per request group, counts the
 providers left after each condition of the group in turn; then it runs
 the real search (capped at ``CANDIDATE_CAP``) to count the trees every
 group fits in, those passing ``root_required`` and the candidates

@@ -79,7 +79,7 @@ class ProviderIndex(per_process.LogFollower):
     ``members`` (``Trees``: {root: set of providers of its tree}) and
     ``nested`` (providers with a parent).
     ``lines`` caches each provider's ancestors-or-self for the search
-    (``candidate_search.Ancestry``), kept until a provider moves;
+    (``search.Ancestry``), kept until a provider moves;
     ``summaries`` those ``summary`` built, kept until a provider changes.
     Class, trait and aggregate ids of the names and uuids requests use
     are kept too (``class_ids``, ``trait_ids``, ``aggregate_ids``).

@@ -1,7 +1,7 @@
 """Combining request groups into allocation candidates (the rules are in
 api-ref/allocation-candidates.rst, 'How candidates are formed').
 
-Pure Python over plain values, no database: ``allocation_candidate``
+Pure Python over plain values, no database: ``engine``
 finds each group's partial candidates in the ``provider_index``, this
 module combines them. Candidates are generated lazily,
 one anchor (tree root) at a time, by a depth-first walk that assigns one

@@ -4,7 +4,7 @@
 branches add); the rule guarding it comes from
 ``placement.policies.api_rules``. ``render`` turns them into the gabbi
 files ``gabbits/policy-<defaults>.yaml``, keeping only operations whose
-route exists in ``placement.web.dispatch.ROUTES``. Regenerate after adding
+route exists in ``placement.web.route_table.ROUTES``. Regenerate after adding
 routes with::
 
     make policy-gabbits
@@ -24,7 +24,7 @@ import yaml
 
 from placement.middleware import auth
 from placement.policies import api_rules
-from placement.web import dispatch as handler
+from placement.web import route_table
 
 #: Latest microversion, so that every operation is routed.
 VERSION = 'placement latest'
@@ -186,7 +186,7 @@ def rules_by_operation():
 def routed_operations():
     """(method, path template) of every policed route in ROUTES (all but
     the version document and the public documents)."""
-    return {(method, path) for path, methods in handler.ROUTES.items()
+    return {(method, path) for path, methods in route_table.ROUTES.items()
             if path != '/' and path not in auth.PUBLIC for method in methods}
 
 

@@ -5,8 +5,8 @@ import os
 import re
 
 from placement import context
-from placement.objects import fleet as fleet_capacity
-from placement.observability import fleet_gauges as capacity_gauges
+from placement.objects import fleet_totals
+from placement.observability import fleet_gauges
 from placement.observability import metrics
 from placement.tests import fixtures
 
@@ -23,11 +23,11 @@ def exported_names():
     db, cleanup = fixtures.new_database()
     try:
         fixtures.new_app(fixtures.new_conf(), db)
-        snapshot = fleet_capacity.read(context.AdminContext(db))
+        snapshot = fleet_totals.read(context.AdminContext(db))
     finally:
         cleanup()
     families = list(metrics.active().registry.collect())
-    families += capacity_gauges.CapacityCollector(snapshot).collect()
+    families += fleet_gauges.CapacityCollector(snapshot).collect()
     return {family.name + suffix for family in families
             for suffix in _SUFFIXES[family.type]}
 

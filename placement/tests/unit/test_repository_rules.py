@@ -145,3 +145,96 @@ def test_folded_reference_is_found():
     text = ("    # see api-ref/behaviour-choices.rst, 'Orphan\n"
             "    # consumers').\n")
     assert _ENTRY_REFERENCE.findall(_folded(text)) == ['Orphan consumers']
+
+
+def _module_name(path, root):
+    relative = os.path.relpath(path, root)[:-len('.py')].split(os.sep)
+    if relative[-1] == '__init__':
+        relative = relative[:-1]
+    return '.'.join(relative)
+
+
+def import_graph(root, package='placement', skip=('placement.tests',)):
+    """{module: modules of ``package`` it imports}, for every module under
+    ``root/package`` but ``skip``; imports anywhere in a file count,
+    those inside functions too. ``from a import b`` names module ``a.b``
+    when b is one, else ``a``."""
+    modules = {}
+    for path in _python_files(os.path.join(root, package)):
+        name = _module_name(path, root)
+        if not any(name == s or name.startswith(s + '.') for s in skip):
+            modules[name] = path
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for imported in imported_modules(path):
+            if imported in modules:
+                targets.add(imported)
+        # "from a import b" yields both a and a.b: a.b alone when it is
+        # a module, so that importing a package's module is no edge to
+        # the package's (usually empty) __init__.
+        graph[name] = {t for t in targets
+                       if not any(o.startswith(t + '.') for o in targets)
+                       and t != name}
+    return graph
+
+
+def cycles(graph):
+    """The strongly connected components of more than one module
+    (Tarjan's algorithm, iterative)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles():
+    """Modules import one another without cycles, function-level imports
+    included: each module has one place in the layering that
+    api-ref/design.rst draws."""
+    assert cycles(import_graph(ROOT)) == []
+
+
+def test_an_import_cycle_is_found(tmp_path):
+    package = tmp_path / 'placement'
+    (package / 'web').mkdir(parents=True)
+    (package / '__init__.py').write_text('')
+    (package / 'web' / '__init__.py').write_text('')
+    (package / 'web' / 'route_table.py').write_text(
+        'from placement.web import dispatch\n')
+    (package / 'web' / 'dispatch.py').write_text(
+        'def serve():\n    from placement.web import route_table\n')
+    (package / 'alone.py').write_text('from placement.web import route_table\n')
+    assert cycles(import_graph(str(tmp_path))) == [
+        ['placement.web.dispatch', 'placement.web.route_table']]

@@ -24,7 +24,7 @@ depends_on = None
 
 # The trigger statements as this revision creates them. Later revisions
 # that change the triggers must drop and recreate them themselves.
-from placement.db import changes  # noqa: E402
+from placement.db import triggers  # noqa: E402
 
 
 def upgrade():
@@ -35,13 +35,13 @@ def upgrade():
         sa.Column('resource_provider_id', sa.Integer, nullable=True),
         sqlite_autoincrement=True)
     op.bulk_insert(log, [{'resource_provider_id': None}])
-    changes.create_triggers(op.get_bind())
+    triggers.create_triggers(op.get_bind())
     op.drop_table('provider_changes')
     op.drop_table('provider_change_counter')
 
 
 def downgrade():
-    changes.drop_triggers(op.get_bind())
+    triggers.drop_triggers(op.get_bind())
     op.drop_table('provider_change_log')
     # Back to the counter log of dabfd9010ed6, starting afresh.
     counter = op.create_table(

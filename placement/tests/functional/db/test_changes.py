@@ -26,6 +26,7 @@ from placement.objects import aggregate as aggregate_obj
 from placement.objects import allocation as alloc_obj
 from placement.objects.candidates import provider_index
 from placement.objects import inventory as inv_obj
+from placement.objects import provider_generation
 from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
@@ -338,7 +339,7 @@ def test_refused_allocation_writes_log_nothing(ctx, computes):
 def test_provider_generation_race_retries_and_logs_once(
         ctx, computes, monkeypatch):
     cn1, _cn2 = computes
-    real_lock_and_bump = rp_obj.lock_and_bump
+    real_lock_and_bump = provider_generation.lock_and_bump
     calls = []
 
     def bumped_then_lost(ctx, uuids, ids):
@@ -349,7 +350,7 @@ def test_provider_generation_race_retries_and_logs_once(
         if len(calls) == 1:
             raise exception.ResourceProviderConcurrentUpdateDetected()
         return found
-    monkeypatch.setattr(rp_obj, 'lock_and_bump', bumped_then_lost)
+    monkeypatch.setattr(provider_generation, 'lock_and_bump', bumped_then_lost)
     with _logged(ctx) as logged:
         alloc_obj.write(ctx, [_request(str(uuid.uuid4()),
                                        {cn1.uuid: {'VCPU': 1}})], 1)

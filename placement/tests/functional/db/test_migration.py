@@ -6,9 +6,9 @@ import pytest
 import sqlalchemy as sa
 
 from placement.db import api as db_api
-from placement.db import changes
 from placement.db import migration
 from placement.db import tables
+from placement.db import triggers
 from placement.tests import fixtures
 
 
@@ -40,7 +40,7 @@ def test_upgrade_from_empty_matches_table_definitions(tmp_path):
 
 HEAD = '8c49c564818b'
 EXPECTED_TRIGGERS = sum(3 if column else 2
-                        for column in changes.TRIGGERED.values())
+                        for column in triggers.TRIGGERED.values())
 
 
 def _log_rows(db):
@@ -81,7 +81,7 @@ def _triggers(db):
 
 
 if fixtures.backend_name() == 'postgresql':
-    EXPECTED_TRIGGERS = (len(changes.TRIGGERED), 3)
+    EXPECTED_TRIGGERS = (len(triggers.TRIGGERED), 3)
 NO_TRIGGERS = (0, 0) if fixtures.backend_name() == 'postgresql' else 0
 
 

@@ -7,7 +7,7 @@ import pytest
 import webob
 
 from placement.tests import fixtures
-from placement.tests.functional.objects.candidates import test_engine as test_allocation_candidate
+from placement.tests.functional.objects.candidates import test_engine
 from placement.web import util
 
 
@@ -58,7 +58,7 @@ class _Recording:
                                                    ('1.39', _tree, 100)])
 def test_the_body_is_freed_before_the_collector_runs_again(
         ctx, monkeypatch, version, cloud, bound):
-    query = cloud(test_allocation_candidate.Topology(ctx))
+    query = cloud(test_engine.Topology(ctx))
     app = fixtures.new_app(fixtures.new_conf(), ctx.db)
     fixtures.call_as_admin(app, 'GET', query)  # the index is loaded
     recording = _Recording()

@@ -12,7 +12,7 @@ import pytest
 from placement.handlers import candidate_rendering as rendering
 from placement import microversion
 from placement.objects.candidates import engine as ac
-from placement.tests.functional.objects.candidates import test_engine as test_allocation_candidate
+from placement.tests.functional.objects.candidates import test_engine
 from placement.tests.functional.objects.candidates import (
     test_engine_lazy as lazy)
 
@@ -48,7 +48,7 @@ def test_encoded_bodies_are_the_json_of_dict_bodies(ctx, seed, nested):
 
 def test_groups_summed_on_one_provider(ctx):
     """Two groups placing on one provider are summed, as dicts are."""
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     topo.add('cn', None, inventory={'VCPU': 8, 'MEMORY_MB': 1024})
     topo.add('numa', 'cn', inventory={'VCPU': 4})
     request = ac.Request(groups=[

@@ -13,6 +13,7 @@ from placement import exception
 from placement.objects import allocation as alloc_obj
 from placement.objects import consumer as consumer_obj
 from placement.objects import inventory as inv_obj
+from placement.objects import provider_generation
 from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import usage as usage_obj
@@ -115,14 +116,14 @@ def _losing_races(monkeypatch, losses):
     """Make the first ``losses`` writes find a provider changed under
     them (deleted while the write waited for its lock)."""
     calls = []
-    lock_and_bump = rp_obj.lock_and_bump
+    lock_and_bump = provider_generation.lock_and_bump
 
     def losing(*args, **kwargs):
         calls.append(args)
         if len(calls) <= losses:
             raise exception.ResourceProviderConcurrentUpdateDetected()
         return lock_and_bump(*args, **kwargs)
-    monkeypatch.setattr(rp_obj, 'lock_and_bump', losing)
+    monkeypatch.setattr(provider_generation, 'lock_and_bump', losing)
     return calls
 
 
@@ -319,7 +320,7 @@ def test_a_provider_deleted_while_locking_is_a_race(ctx, provider,
     its row (another transaction held it) rolls the attempt back as a
     race; the retry then reports the provider unknown."""
     other = rp_obj.create(ctx, str(uuid.uuid4()), 'other')
-    real = rp_obj._bump_locked
+    real = provider_generation._bump_locked
     seen = []
 
     def gone_meanwhile(ctx_, uuids, ids):
@@ -328,7 +329,7 @@ def test_a_provider_deleted_while_locking_is_a_race(ctx, provider,
         if len(seen) == 1:
             rows = [row for row in rows if row[0] != other.id]
         return rows
-    monkeypatch.setattr(rp_obj, '_bump_locked', gone_meanwhile)
+    monkeypatch.setattr(provider_generation, '_bump_locked', gone_meanwhile)
     consumer = str(uuid.uuid4())
     with pytest.raises(exception.ResourceProviderConcurrentUpdateDetected):
         alloc_obj.write(ctx, [_request(consumer, {

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from placement.db import api as db_api
 from placement.db import tables
 from placement import exception
+from placement.objects import provider_generation
 from placement.objects import resource_provider as rp_obj
 
 
@@ -40,7 +41,7 @@ def test_generation_compare_and_set(ctx):
 
     @db_api.writer
     def bump(ctx, expected):
-        return rp_obj.increment_generation(ctx, provider.id, expected)
+        return provider_generation.increment_generation(ctx, provider.id, expected)
 
     assert bump(ctx, 0) == 1
     with pytest.raises(exception.ResourceProviderConcurrentUpdateDetected):
@@ -53,7 +54,7 @@ def test_lock_reports_existing_generations(ctx):
 
     @db_api.writer
     def lock(ctx, ids):
-        return rp_obj.lock(ctx, ids)
+        return provider_generation.lock(ctx, ids)
 
     assert lock(ctx, [provider.id, provider.id + 1000]) == {provider.id: 0}
 

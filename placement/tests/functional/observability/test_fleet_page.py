@@ -1,15 +1,15 @@
 """The capacity page drawn from a snapshot of a real database."""
 
 from placement import context
-from placement.objects import fleet as fleet_capacity
-from placement.observability import fleet_page as capacity_page
+from placement.objects import fleet_totals
+from placement.observability import fleet_page
 from placement.tests import fixtures
 # The fleet fixture: three providers, one tree, one aggregate.
-from placement.tests.functional.objects.test_fleet import fleet  # noqa
+from placement.tests.functional.objects.test_fleet_totals import fleet  # noqa
 
 
 def test_page_plots_and_escapes(fleet):
-    page = capacity_page.render(fleet_capacity.read(context.AdminContext(
+    page = fleet_page.render(fleet_totals.read(context.AdminContext(
         fleet.db)))
     assert page.count('<svg class="plot"') == 4
     assert '<b>cn2</b>' not in page
@@ -24,7 +24,7 @@ def test_page_plots_and_escapes(fleet):
 def test_page_of_an_empty_fleet():
     db, cleanup = fixtures.new_database()
     try:
-        page = capacity_page.render(fleet_capacity.read(context.AdminContext(db)))
+        page = fleet_page.render(fleet_totals.read(context.AdminContext(db)))
         assert 'Nothing to show' in page
         assert 'No provider is in an aggregate' in page
     finally:

@@ -16,7 +16,7 @@ from wsgiref import simple_server
 import pytest
 
 from placement.tests import fixtures
-from placement.tests.functional.objects import test_fleet as test_fleet_capacity
+from placement.tests.functional.objects import test_fleet_totals
 from placement.tests import gunicorn_server
 from placement.tests import headless_browser
 
@@ -60,7 +60,7 @@ def serve():
 
 
 def _fleet(app):
-    fleet = test_fleet_capacity.Fleet(app)
+    fleet = test_fleet_totals.Fleet(app)
     aggregates = [str(uuid.uuid4()) for _ in range(3)]
     providers = []
     for i in range(12):

@@ -5,7 +5,8 @@ import routes
 from placement.middleware import healthcheck
 from placement.middleware import request_metrics
 from placement.observability import metrics
-from placement.web import dispatch as handler
+from placement.web import dispatch
+from placement.web import route_table
 
 UUID = '5ecd1b3a-7f37-4c2e-9bb5-2a3d7f1e9c01'
 PATHS = [
@@ -30,21 +31,21 @@ PATHS = [
 def _dispatcher_route(path):
     mapper = routes.Mapper()
     mapper.minimization = False
-    for template in handler.ROUTES:
+    for template in route_table.ROUTES:
         mapper.connect(template, template, _route=template)
     match = mapper.match(path or '/')
     return match['_route'] if match else metrics.UNMATCHED_ROUTE
 
 
 def test_labels_are_the_dispatchers_routes():
-    route = request_metrics.route_matcher(handler.ROUTES)
+    route = request_metrics.route_matcher(route_table.ROUTES)
     for path in PATHS:
         assert route(path) == _dispatcher_route(path), path
 
 
 def test_every_route_is_reachable():
-    route = request_metrics.route_matcher(handler.ROUTES)
-    for template in handler.ROUTES:
+    route = request_metrics.route_matcher(route_table.ROUTES)
+    for template in route_table.ROUTES:
         path = template.replace('{', 'x').replace('}', '')
         assert route(path) == template
 
@@ -53,11 +54,11 @@ def test_the_dispatchers_match_is_the_label():
     # RequestMetrics takes the template the dispatcher matched when there
     # is one: it must be the one its own matcher (with the health check)
     # gives.
-    dispatcher = handler.Dispatcher()
+    dispatcher = dispatch.Dispatcher(route_table.ROUTES)
     route = request_metrics.route_matcher(
-        list(handler.ROUTES) + [healthcheck.PATH])
+        list(route_table.ROUTES) + [healthcheck.PATH])
     for path in PATHS + [t.replace('{', 'x').replace('}', '')
-                         for t in handler.ROUTES]:
+                         for t in route_table.ROUTES]:
         match = dispatcher.router.match(path or '/')
         if match is not None:
             assert match[0] == route(path), path
@@ -86,7 +87,7 @@ def test_requests_are_counted_by_their_labels():
             start_response('204 No Content', [])
         return []
 
-    middleware = request_metrics.RequestMetrics(app, recorded)
+    middleware = request_metrics.RequestMetrics(app, recorded, route_table.ROUTES)
     for method, path, version in [
             ('GET', '/traits', microversion.Version(1, 39)),
             ('GET', '/traits', microversion.Version(1, 39)),

@@ -5,7 +5,7 @@ import itertools
 
 import routes
 
-from placement.web import dispatch as handler
+from placement.web import route_table
 from placement.web import router
 
 VALUES = ['x', '5ecd1b3a-7f37-4c2e-9bb5-2a3d7f1e9c01', 'a.b', 'a.json',
@@ -19,13 +19,13 @@ EXTRA = ['/', '', '//', '/TRAITS', '/traits\n', '/\n', '/nothing',
 def _mapper():
     mapper = routes.Mapper()
     mapper.minimization = False
-    for template in handler.ROUTES:
+    for template in route_table.ROUTES:
         mapper.connect(template, template, _route=template)
     return mapper
 
 
 def _paths():
-    for template in handler.ROUTES:
+    for template in route_table.ROUTES:
         names = template.count('{')
         for values in itertools.product(VALUES, repeat=names):
             path = template
@@ -40,7 +40,7 @@ def _paths():
 
 def test_it_matches_as_the_routes_mapper_did():
     mapper = _mapper()
-    ours = router.Router(handler.ROUTES)
+    ours = router.Router(route_table.ROUTES)
     checked = 0
     for path in _paths():
         expected = mapper.match(path)

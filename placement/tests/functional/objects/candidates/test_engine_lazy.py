@@ -9,7 +9,7 @@ import pytest
 
 from placement.handlers import candidate_rendering as rendering
 from placement.objects.candidates import engine as ac
-from placement.tests.functional.objects.candidates import test_engine as test_allocation_candidate
+from placement.tests.functional.objects.candidates import test_engine
 
 CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 TRAITS = ('CUSTOM_A', 'CUSTOM_B', 'CUSTOM_C')
@@ -22,7 +22,7 @@ class _Eager(ac._SpaceBuilder):
 
 
 def _cloud(ctx, rng, nested):
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     names = []
     for i in range(30):
         parent = None
@@ -90,7 +90,7 @@ def test_lazy_partials_find_what_eager_ones_do(ctx, monkeypatch, seed,
 def test_lazy_only_where_the_search_may_stop_early(ctx, monkeypatch):
     """Without a cap, or with one above the providers that may match,
     every anchor is reached: partials are worked out at once."""
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     for i in range(5):
         topo.add('rp%d' % i, inventory={'VCPU': 4})
     made = []

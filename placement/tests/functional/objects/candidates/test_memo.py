@@ -1,4 +1,4 @@
-"""Candidates kept rendered between requests (``candidate_memo``): the
+"""Candidates kept rendered between requests (``memo``): the
 bodies are those of a fresh search, byte for byte, at every microversion
 the memo serves, and a write between two requests, through the API or
 by hand SQL, is seen by the second."""
@@ -15,11 +15,11 @@ from placement.handlers import candidate_rendering as rendering
 from placement import microversion
 from placement.objects import aggregate as aggregate_obj
 from placement.objects.candidates import engine as ac
-from placement.objects.candidates import memo as candidate_memo
+from placement.objects.candidates import memo
 from placement.objects import resource_class as rc_obj
 from placement.objects import trait as trait_obj
 from placement.tests import fixtures
-from placement.tests.functional.objects.candidates import test_engine as test_allocation_candidate
+from placement.tests.functional.objects.candidates import test_engine
 from placement.tests.functional.objects.candidates import (
     test_engine_lazy as lazy)
 
@@ -93,7 +93,7 @@ def _numa_cloud(topo, hosts=3):
 
 
 def test_same_subtree_kept_bodies_across_writes(ctx):
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     request = _numa_cloud(topo)
     rng = random.Random(3)
     names = list(topo.by_name)
@@ -119,7 +119,7 @@ def _hosts(app, query):
 
 @pytest.fixture
 def numa_app(ctx):
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     _numa_cloud(topo)
     app = fixtures.new_app(fixtures.new_conf(), ctx.db)
     query = ('/allocation_candidates?resources_C=VCPU:1'
@@ -205,15 +205,15 @@ def test_limits_cut_the_kept_candidates(numa_app):
 
 def test_too_many_candidates_are_not_kept(numa_app, monkeypatch):
     topo, app, query = numa_app
-    monkeypatch.setattr(candidate_memo, 'MAX_CANDIDATES', 5)
-    memo = candidate_memo.of(topo.ctx.db)
+    monkeypatch.setattr(memo, 'MAX_CANDIDATES', 5)
+    store = memo.of(topo.ctx.db)
     # Databases may be reused between tests (emptied, not dropped).
-    memo._kept.clear()
-    memo._too_large.clear()
+    store._kept.clear()
+    store._too_large.clear()
     assert len(_hosts(app, query)) == 6
-    assert not memo._kept and len(memo._too_large) == 1
+    assert not store._kept and len(store._too_large) == 1
     assert len(_hosts(app, query + '&limit=5')) == 5
-    assert not memo._kept
+    assert not store._kept
 
 
 # -- clouds with sharing providers --------------------------------------------
@@ -393,7 +393,7 @@ def test_kept_bodies_are_fresh_bodies_with_sharing_providers(
 
 
 def _lone_host_and_share(ctx):
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     topo.add('cn', inventory={'VCPU': 8, 'DISK_GB': 100}, aggs=['X'],
              traits=['CUSTOM_A'])
     topo.add('cn2', inventory={'VCPU': 8, 'DISK_GB': 100})

@@ -9,13 +9,13 @@ from placement.db import tables
 from placement.objects.candidates import provider_index
 from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures
-from placement.tests.functional.objects.candidates import test_engine as test_allocation_candidate
+from placement.tests.functional.objects.candidates import test_engine
 
 
 def test_a_summary_lists_classes_in_one_order_however_loaded(ctx):
     """Classes in the order their rows were made (not class ids), after
     a whole load and after the provider alone was loaded again."""
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     provider = topo.add('cn', inventory={'DISK_GB': 9, 'VCPU': 9,
                                          'MEMORY_MB': 9})
     index = provider_index.ProviderIndex()
@@ -59,7 +59,7 @@ def test_providers_reloaded_alone_are_as_a_whole_load_sees_them(ctx,
     """Hand-SQL changes to ``changed`` providers (reloaded through the
     prepared statements, padded or not, or by IN lists) leave the index
     as a fresh whole load builds it."""
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     names = []
     for host in range(provider_index.FEW + 2):
         name = 'cn%d' % host
@@ -103,7 +103,7 @@ def test_a_few_providers_are_reloaded_in_one_statement(ctx, changed):
     """Up to ``FEW`` changed providers cost the refresh the log read and
     one statement for all they hold (a write changes one or two); more
     take a statement per source (and per chunk of ids)."""
-    topo = test_allocation_candidate.Topology(ctx)
+    topo = test_engine.Topology(ctx)
     hosts = [topo.add('cn%d' % host, inventory={'VCPU': 8},
                       traits=['HW_CPU_X86_AVX2'], aggs=['agg'])
              for host in range(provider_index.FEW + 1)]

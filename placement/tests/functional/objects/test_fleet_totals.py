@@ -5,7 +5,7 @@ import uuid
 import pytest
 
 from placement import context
-from placement.objects import fleet as fleet_capacity
+from placement.objects import fleet_totals
 from placement.tests import fixtures
 
 
@@ -65,7 +65,7 @@ def fleet():
 
 
 def test_snapshot_sums(fleet):
-    snap = fleet_capacity.read(context.AdminContext(fleet.db))
+    snap = fleet_totals.read(context.AdminContext(fleet.db))
     assert len(snap.rows) == 4
     assert snap.by_class() == {'MEMORY_MB': (1000, 100), 'VCPU': (20, 8),
                                'VGPU': (2, 1)}
@@ -78,7 +78,7 @@ def test_snapshot_sums(fleet):
 
 def test_snapshot_is_reused_within_the_interval(fleet):
     ctx = context.AdminContext(fleet.db)
-    first = fleet_capacity.snapshot(ctx, max_age=60)
+    first = fleet_totals.snapshot(ctx, max_age=60)
     fleet.provider('cn3', {'VCPU': {'total': 1}})
-    assert fleet_capacity.snapshot(ctx, max_age=60) == first
-    assert len(fleet_capacity.snapshot(ctx, max_age=0).rows) == 5
+    assert fleet_totals.snapshot(ctx, max_age=60) == first
+    assert len(fleet_totals.snapshot(ctx, max_age=0).rows) == 5

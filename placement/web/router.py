@@ -1,18 +1,33 @@
 """Match a path against route templates such as
 ``/resource_providers/{uuid}/traits``.
 
-A path parameter matches one non-empty segment, any characters but
-``/``; everything else matches literally and the whole path must match
-(but for one final newline, as with the ``routes`` library).
-All templates are compiled into one regular expression, so a match costs
-a few microseconds whatever the number of routes (the ``routes``
-library's mapper took about 20 µs per request). The dispatcher routes
-with it and the request metrics label with it, so both always agree.
+The matching rules are the ``routes`` library's: each template is
+connected to a ``routes.Mapper`` and the regular expression the mapper
+makes for it is taken as it is. A path parameter matches one non-empty
+segment, any characters but ``/``; everything else matches literally and
+the whole path must match (but for one final newline). The mapper itself
+would try its routes one by one; joined into one compiled expression
+they match in a single pass whatever the number of routes, which the
+dispatcher (every request) and the request metrics (their labels) share,
+so both always agree.
 """
 
 import re
 
-_PARAMETER = re.compile(r'\{(\w+)\}')
+import routes
+
+_GROUP = re.compile(r'\(\?P<(\w+)>')
+
+
+def _route_expressions(templates):
+    """The anchored expression the ``routes`` mapper makes for each
+    template, in order."""
+    mapper = routes.Mapper()
+    mapper.minimization = False
+    for template in templates:
+        mapper.connect(template, template)
+    mapper.create_regs()
+    return [route.regexp for route in mapper.matchlist]
 
 
 class Router:
@@ -22,22 +37,21 @@ class Router:
         self.templates = list(templates)
         self._parameters = []
         branches = []
-        for index, template in enumerate(self.templates):
-            parts = _PARAMETER.split(template)
-            body = []
+        for index, expression in enumerate(
+                _route_expressions(self.templates)):
+            if not (expression.startswith('^') and expression.endswith('$')):
+                raise ValueError('unanchored route expression %r'
+                                 % expression)
             names = []
-            for position, part in enumerate(parts):
-                if position % 2 == 0:
-                    body.append(re.escape(part))
-                else:
-                    group = 'p%d_%d' % (index, len(names))
-                    names.append((group, part))
-                    body.append('(?P<%s>[^/]+?)' % group)
+
+            def _renamed(found, index=index, names=names):
+                # Group names must be unique across the joined routes.
+                group = 'p%d_%d' % (index, len(names))
+                names.append((group, found.group(1)))
+                return '(?P<%s>' % group
+            body = _GROUP.sub(_renamed, expression[1:-1])
             self._parameters.append(names)
-            branches.append('(?P<r%d>%s)' % (index, ''.join(body)))
-        # ``$`` and lazy parameters, as ``routes`` compiled them: a path
-        # ending in one newline matches without it (upstream Placement,
-        # which routes with ``routes``, answers such paths too).
+            branches.append('(?P<r%d>%s)' % (index, body))
         self._pattern = re.compile('^(?:%s)$' % '|'.join(branches))
 
     def match(self, path):

@@ -21,7 +21,7 @@ class _Conn:
 
 def _every_prepared():
     # The route table imports every handler, hence every object module.
-    importlib.import_module('placement.web.dispatch')
+    importlib.import_module('placement.web.route_table')
     for kind in ('start', 'after'):
         changes._prepared(_Conn, kind)
     found = [value for value in changes._STATEMENTS.values()

@@ -1,8 +1,9 @@
-"""The router matches as the ``routes`` library's mapper, which the
-dispatcher used before, did: same route, same parameters, same misses."""
+"""The router matches as the ``routes`` library's mapper does, route by
+route: same route, same parameters, same misses."""
 
 import itertools
 
+import pytest
 import routes
 
 from placement.web import route_table
@@ -57,3 +58,12 @@ def test_parameters_are_named_as_in_the_template():
                                       {'first': '1', 'second': '2'})
     assert ours.match('/a/1') == ('/a/{first}', {'first': '1'})
     assert ours.match('/a/1/b/') is None
+
+
+def test_an_expression_routes_did_not_anchor_is_refused(monkeypatch):
+    # The joined expression relies on each route's matching the whole
+    # path; a mapper that stopped anchoring them must not go unnoticed.
+    monkeypatch.setattr(router, '_route_expressions',
+                        lambda templates: ['/a/(?P<x>[^/]+?)'])
+    with pytest.raises(ValueError, match='unanchored'):
+        router.Router(['/a/{x}'])

@@ -219,6 +219,70 @@ def cycles(graph):
     return found
 
 
+#: What each package (or top-level module) of placement may import,
+#: besides itself and the core every layer may use. api-ref/design.rst,
+#: 'Layers and what they may import', draws the same picture.
+CORE = ('context', 'exception', 'microversion')
+MAY_IMPORT = {
+    'wsgi': ('conf', 'deploy', 'observability'),
+    'cmd': ('conf', 'db', 'deploy', 'observability'),
+    'direct': ('deploy',),
+    'deploy': ('conf', 'db', 'middleware', 'objects', 'observability',
+               'policy', 'web'),
+    'middleware': ('conf', 'observability', 'openapi', 'policies',
+                   'policy', 'schemas', 'web'),
+    'web': ('handlers', 'middleware'),
+    'handlers': ('middleware', 'objects', 'observability', 'openapi',
+                 'schemas', 'web'),
+    'openapi': ('middleware', 'schemas'),
+    'schemas': ('objects',),
+    'objects': ('db', 'observability'),
+    'db': ('observability',),
+    'observability': (),
+    'policy': ('conf', 'policies', 'web'),
+    'conf': (),
+    'policies': (),
+    'context': (),
+    'exception': (),
+    'microversion': (),
+}
+
+
+def _package(module):
+    return module.split('.')[1]
+
+
+def package_violations(graph):
+    found = []
+    for module, imported in sorted(graph.items()):
+        if module == 'placement':
+            continue
+        package = _package(module)
+        if package not in MAY_IMPORT:
+            found.append('%s: package %s has no place in MAY_IMPORT'
+                         % (module, package))
+            continue
+        allowed = set(MAY_IMPORT[package]) | set(CORE) | {package}
+        found += ['%s imports %s' % (module, target)
+                  for target in sorted(imported)
+                  if _package(target) not in allowed]
+    return found
+
+
+def test_packages_import_only_what_the_design_allows():
+    assert package_violations(import_graph(ROOT)) == []
+
+
+def test_a_package_import_against_the_design_is_found():
+    graph = {'placement.db.api': {'placement.web.util'},
+             'placement.gadgets.x': set(),
+             'placement.objects.candidates.engine': {
+                 'placement.db.api', 'placement.exception'}}
+    assert package_violations(graph) == [
+        'placement.db.api imports placement.web.util',
+        'placement.gadgets.x: package gadgets has no place in MAY_IMPORT']
+
+
 def test_no_import_cycles():
     """Modules import one another without cycles, function-level imports
     included: each module has one place in the layering that

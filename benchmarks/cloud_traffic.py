@@ -125,6 +125,7 @@ from benchmarks import endpoint_cpu
 from benchmarks import http_loop
 from benchmarks import placement_http
 from benchmarks import proc_cpu
+from benchmarks import stats
 
 FLAVOUR = {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 20}
 PROJECTS = [bench.ident('cloud-traffic-project-%d' % i) for i in range(3)]
@@ -203,8 +204,6 @@ class Topology:
                 dict(traits=[SHARES], aggregates=[aggregate]))])
         return jobs
 
-    def providers_per_refresh(self):
-        return 1 if self.shape == 'flat' else 5
 
 
 def claim_body(allocations, project, generation, consumer_type='INSTANCE'):
@@ -288,16 +287,6 @@ def allocation_requests(data, count=None):
         if text[at] == ',':
             at = _SPACE.match(text, at + 1).end()
     return found
-
-
-def percentile(values, share):
-    """The nearest-rank percentile (``share`` in 0-1) of ``values``."""
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    # ceil(share * n), without 0.99 * 100 rounding up to 100.
-    rank = max(1, math.ceil(share * len(ordered) - 1e-9))
-    return ordered[min(rank, len(ordered)) - 1]
 
 
 class Cloud:
@@ -548,7 +537,7 @@ class StepResult:
         return self.requests / self.elapsed if self.elapsed else 0.0
 
     def p(self, share):
-        value = percentile(self.recorder.all_seconds(), share)
+        value = stats.percentile(self.recorder.all_seconds(), share)
         return value * 1000 if value is not None else None
 
     def why_not(self):
@@ -558,9 +547,9 @@ class StepResult:
             return '%d tasks not done in time' % rec.dropped
         if rec.errors() > self.error_budget * rec.requests():
             return '%d 5xx or unanswered' % rec.errors()
-        lag = percentile(rec.lags, 1.0) or 0.0
+        lag = stats.percentile(rec.lags, 1.0) or 0.0
         if lag > self.lag_limit:
-            own = percentile(rec.own_lags, 1.0) or 0.0
+            own = stats.percentile(rec.own_lags, 1.0) or 0.0
             return 'tasks started up to %.1f s late (%.1f s %s)' % (
                 lag, own, 'by the load generator' if own > self.lag_limit
                 else 'at most by the load generator, the rest waiting '
@@ -724,8 +713,8 @@ def endpoint_lines(result):
                             sorted(rec.statuses[endpoint].items(),
                                    key=lambda item: str(item[0])))
         lines.append('    %-20s n %6d  p50 %s p99 %s ms  %s' % (
-            endpoint, len(values), ms(percentile(values, 0.5) * 1000),
-            ms(percentile(values, 0.99) * 1000), statuses))
+            endpoint, len(values), ms(stats.percentile(values, 0.5) * 1000),
+            ms(stats.percentile(values, 0.99) * 1000), statuses))
     if result.endpoints:
         lines.append('  server CPU by kind of request (pre_request to '
                      'post_request):')

@@ -54,6 +54,7 @@ import sqlalchemy as sa
 from benchmarks import allocation_candidates as bench
 from benchmarks import placement_http
 from benchmarks import proc_cpu
+from benchmarks import stats
 from placement.tests import gunicorn_server
 
 MAX_INT = 2147483647
@@ -257,11 +258,6 @@ class Server:
 
 # -- measuring ------------------------------------------------------------
 
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def measure(servers, name, path, args):
     """Interleaved rounds of sequential GETs of ``path``; print a line
     per server and ratios to the first."""
@@ -301,7 +297,8 @@ def measure(servers, name, path, args):
             line += ('results %s  median %8.1f ms  p90 %8.1f ms  (round '
                      'medians %.1f-%.1f, n %d)' % (
                          '/'.join(map(str, sorted(counts[label]))),
-                         statistics.median(values), percentile(values, 0.9),
+                         statistics.median(values),
+                         stats.percentile(values, 0.9),
                          min(medians[label]), max(medians[label]),
                          len(values)))
             line += '  server CPU %.1f ms/request' % (

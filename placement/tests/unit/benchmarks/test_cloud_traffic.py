@@ -45,15 +45,6 @@ def test_nested_instance_takes_disk_from_root_and_cpu_from_numa():
     assert [len(job) for job in jobs] == [5, 5, 5, 1, 1]
 
 
-def test_percentile_is_nearest_rank():
-    values = list(range(1, 101))
-    assert cloud_traffic.percentile(values, 0.5) == 50
-    assert cloud_traffic.percentile(values, 0.99) == 99
-    assert cloud_traffic.percentile(values, 1.0) == 100
-    assert cloud_traffic.percentile([7], 0.99) == 7
-    assert cloud_traffic.percentile([], 0.5) is None
-
-
 def _step(seconds, statuses=(200,), lags=(0.0,), dropped=0):
     recorder = cloud_traffic.Recorder()
     for value in seconds:

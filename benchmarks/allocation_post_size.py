@@ -29,8 +29,8 @@ import uuid
 from sqlalchemy import event
 import webob
 
-from placement import conf as placement_conf
-from placement import deploy
+from benchmarks import inprocess
+
 
 CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
 HEADERS = {'OpenStack-API-Version': 'placement 1.39',
@@ -61,12 +61,8 @@ def _database_url(server, directory):
 
 def build(url):
     """(app, db) on the fresh database at ``url``, migrated."""
-    conf = placement_conf.build([], config_files=[])
-    conf.set_override('auth_strategy', 'noauth2', group='api')
-    conf.set_override('connection', url, group='placement_database')
-    conf.set_override('sync_on_startup', True, group='placement_database')
-    db = deploy.create_database(conf)
-    return deploy.loadapp(conf, db), db
+    db = inprocess.database(url)
+    return inprocess.application(db), db
 
 
 def call(app, method, path, body=None):

@@ -27,14 +27,12 @@ import uuid
 import sqlalchemy as sa
 import webob
 
+from benchmarks import inprocess
 from placement import context
 from placement.db import api as db_api
-from placement.db import migration
 from placement.db import tables
-from placement import deploy
 from placement.objects import resource_class
 from placement.objects import trait
-from placement.tests import fixtures
 
 CLASSES = {'VCPU': (32, 0, 16.0), 'MEMORY_MB': (131072, 2048, 1.0),
            'DISK_GB': (2000, 0, 1.0)}
@@ -121,16 +119,14 @@ def main(argv=None):
         os.close(fd)
         url = 'sqlite:///' + path
     try:
-        db = db_api.Database(url)
-        migration.upgrade(db)
+        db = inprocess.database(url)
         start = time.perf_counter()
         fill(db, args.providers, args.aggregates)
         print('%s: %d providers loaded in %.1f s' % (
             db.dialect, args.providers, time.perf_counter() - start))
         for name, interval in (('cold', 0), ('cached', 3600)):
-            conf = fixtures.new_conf(
-                metrics__capacity_refresh_interval=interval)
-            app = deploy.build_app(conf, db)
+            app = inprocess.application(
+                db, metrics__capacity_refresh_interval=interval)
             if name == 'cached':
                 time_get(app, '/metrics', 1)
             report('/metrics ' + name, *time_get(app, '/metrics',

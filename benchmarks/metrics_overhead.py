@@ -25,13 +25,10 @@ import uuid
 import webob
 
 from benchmarks import capacity_scrape
-from placement.db import api as db_api
-from placement.db import migration
-from placement import deploy
+from benchmarks import inprocess
 from placement.middleware import request_metrics
 from placement.observability import metrics
 from placement.web import route_table
-from placement.tests import fixtures
 
 
 def _request(app, path):
@@ -99,11 +96,9 @@ def main(argv=None):
     fd, path = tempfile.mkstemp(suffix='.sqlite')
     os.close(fd)
     try:
-        db = db_api.Database('sqlite:///' + path)
-        migration.upgrade(db)
-        deploy.prepare_database(fixtures.new_conf(), db)
-        on = deploy.build_app(fixtures.new_conf(), db)
-        off = deploy.build_app(fixtures.new_conf(metrics__enabled=False), db)
+        db = inprocess.database('sqlite:///' + path)
+        on = inprocess.application(db)
+        off = inprocess.application(db, metrics__enabled=False)
         paths = ['/allocation_candidates?resources=VCPU:1']
         if args.providers:
             capacity_scrape.fill(db, args.providers, 3)

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 
+from benchmarks import inprocess
 from benchmarks import small_gets
 
 HEADERS = {
@@ -46,23 +47,6 @@ HEADERS = {
     'HTTP_HOST': '127.0.0.1:8000',
     'HTTP_CONNECTION': 'keep-alive',
 }
-
-
-def build_app(db_url, log_file):
-    """The application as gunicorn's worker gets it (``placement.wsgi.api``
-    with the variables ``benchmarks.servers`` sets)."""
-    from placement import conf as placement_conf
-    from placement import deploy
-    from placement.observability import log_format
-    conf = placement_conf.build([], config_files=[])
-    for group, name, value in (
-            ('placement_database', 'connection', db_url),
-            ('placement_database', 'sync_on_startup', True),
-            ('api', 'auth_strategy', 'noauth2'),
-            (None, 'log_file', log_file)):
-        conf.set_override(name, value, group=group)
-    log_format.setup(conf)
-    return deploy.loadapp(conf)
 
 
 def environ_for(method, path, body=b''):
@@ -177,7 +161,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix='request-cpu.') as tmp:
         db_url = args.db_url or 'sqlite:///%s' % os.path.join(
             tmp, 'placement.sqlite')
-        app = build_app(db_url, os.path.join(tmp, 'placement.log'))
+        app = inprocess.application(inprocess.database(db_url),
+                                    os.path.join(tmp, 'placement.log'))
         prepare(app)
         if args.profile:
             path = args.profile.replace('%s', small_gets.PROVIDER)

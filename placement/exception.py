@@ -2,7 +2,7 @@
 
 Objects know nothing of HTTP; handlers catch these and raise the matching
 ``placement.web.errors`` class. ``str(exc)`` is the text clients see inside
-the error detail, so message formats are those of the reference, which
+the error detail, so message formats are those of upstream Placement, which
 clients match.
 """
 

@@ -18,7 +18,7 @@ def _serves_from_1_1(handler):
     """404 below 1.1, but only after the Accept/Content-Type check.
 
     These two handlers are the exception to the dispatcher's version gate:
-    the reference checks the media types first, so they
+    upstream Placement checks the media types first, so they
     are routed for every version and gate themselves inside.
     """
     @functools.wraps(handler)

@@ -1,6 +1,6 @@
 """GET /allocation_candidates: parse, check, search, shape.
 
-The query is validated in the reference's order: schema, request-wide
+The query is validated in upstream Placement's order: schema, request-wide
 parameters, request groups (keys in query order), group consistency,
 trait conflicts, the ``group_policy`` requirement; unknown names are
 reported by the engine during the search.

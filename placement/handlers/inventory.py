@@ -19,7 +19,7 @@ def _min_capacity(req):
 
 
 def _missing(exc):
-    """The 404 of reads, with the reference's doubled message."""
+    """The 404 of reads, with upstream Placement's doubled message."""
     return errors.NotFound('%s : %s' % (exc, exc))
 
 
@@ -46,7 +46,7 @@ def _single(record, generation):
 
 def _body_of_known_provider(ctx, req, body_schema):
     """The validated body of a write to the provider of the path. An
-    unknown provider is reported before a bad body, as the reference
+    unknown provider is reported before a bad body, as upstream Placement
     does, so only a refused body costs a lookup of its own."""
     try:
         return util.json_body(req, body_schema)
@@ -218,7 +218,7 @@ def delete_inventory(req):
         raise errors.NotFound('%s: %s' % (prefix, prefix))
     except (exception.InventoryInUse, exception.ConcurrentUpdateDetected,
             exception.ResourceProviderNotFound) as exc:
-        # The reference reports an inventory in use as a concurrent
+        # Upstream Placement reports an inventory in use as a concurrent
         # update (see api-ref/behaviour-choices.rst, 'Deleting an inventory
         # in use').
         raise errors.Conflict('Unable to delete inventory of class %s: %s'

@@ -3,7 +3,7 @@
 ``resources``, ``required`` and ``member_of`` share one grammar wherever
 they appear: ``GET /resource_providers`` and every request group of
 ``GET /allocation_candidates``. The parsers turn raw query values into
-plain values and raise ``errors.BadRequest`` with the reference's texts
+plain values and raise ``errors.BadRequest`` with upstream Placement's texts
 for malformed input. Whether the named classes, traits or aggregates
 exist is not their business: the lookups report that, with messages that
 differ per endpoint.
@@ -41,7 +41,7 @@ class RequiredTraits:
     that term (a plain trait is a term of one), and has none of
     ``forbidden``. ``names`` lists every trait mentioned once, required
     ones first, each in query order: the order in which lookups report
-    the first unknown name (verified against the reference).
+    the first unknown name (verified against upstream Placement).
     """
 
     terms: typing.List[typing.FrozenSet[str]]
@@ -109,9 +109,9 @@ def parse_required(values, version, key='required'):
     ``values`` are all the query values given for ``key``: before 1.39
     only the last one counts, from 1.39 they are all ANDed. Messages
     always say ``'required'``, whatever ``key`` (``required1``, ...) was
-    used, as the reference's do (verified).
+    used, as upstream Placement's do (verified).
     """
-    del key  # The reference's messages never name the suffixed key.
+    del key  # Upstream Placement's messages never name the suffixed key.
     if version < microversion.ANY_OF_TRAITS:
         values = values[-1:]
     form = (_REQUIRED_FORM_FORBIDDEN

@@ -124,7 +124,8 @@ def _rows_renderer(req):
 
 
 def get_provider_or_404(ctx, uuid):
-    """Look a provider up for a handler; the reference's 404 has no Vary."""
+    """Look a provider up for a handler; upstream Placement's 404 has no
+    Vary."""
     try:
         return rp_obj.get_by_uuid(ctx, uuid)
     except exception.ResourceProviderNotFound as exc:

@@ -125,7 +125,7 @@ def list_provider_traits(req):
         generation, traits = trait_obj.get_provider_traits(
             ctx, req.urlvars['uuid'])
     except exception.ResourceProviderNotFound as exc:
-        # The reference repeats the message here, and keeps Vary.
+        # Upstream Placement repeats the message here, and keeps Vary.
         raise errors.NotFound('%s: %s' % (exc, exc))
     return _provider_traits_response(req, traits, generation)
 

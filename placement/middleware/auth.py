@@ -21,7 +21,7 @@ def is_root(environ, allow_empty):
     """True for the version document, which is never authenticated.
 
     The bare mount prefix (empty path) counts only when ``allow_empty``:
-    under noauth2 the reference still asks for a token there (see
+    under noauth2 upstream Placement still asks for a token there (see
     api-ref/behaviour-choices.rst, 'A token at the bare mount prefix').
     """
     path = environ.get('PATH_INFO', '')

@@ -73,7 +73,7 @@ def known_providers(ctx, writes):
     ResourceProviderNotFound for the first unknown provider).
 
     The error is returned rather than raised: the caller's transaction
-    then commits the consumers it prepared, which the reference keeps
+    then commits the consumers it prepared, which upstream Placement keeps
     when a request names an unknown provider (see
     api-ref/behaviour-choices.rst, 'Orphan consumers').
     """

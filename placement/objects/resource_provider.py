@@ -270,7 +270,7 @@ def _matching(ctx, required, member_of, resources, reads=None):
     no statement is built per request, and room follows the capacity
     rule the candidates follow. None when no filter is given.
 
-    Lookups run in the reference's order: TraitNotFound for the first
+    Lookups run in upstream Placement's order: TraitNotFound for the first
     unknown required name, then a ``member_of`` term of unknown
     aggregates matches nothing before classes are looked up, then
     ResourceClassNotFound. ``reads``: see ``LogFollower.refresh``."""
@@ -429,7 +429,7 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     it is about the provider itself, never its tree.
 
     Raises TraitNotFound or ResourceClassNotFound for unknown names. The
-    order of the lookups follows the reference: an unknown ``in_tree``
+    order of the lookups follows upstream Placement: an unknown ``in_tree``
     provider yields nothing before traits are looked up, a ``member_of``
     term of unknown aggregates yields nothing before classes are.
     """

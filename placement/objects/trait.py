@@ -120,7 +120,7 @@ def list_traits(ctx, names=None, prefix=None, associated=None):
 
     ``names``: only these (unknown ones are ignored); ``prefix``: names
     starting with it, by SQL ``LIKE`` (so ``_`` and ``%`` are wildcards
-    and case follows the database collation, as on the reference);
+    and case follows the database collation, as on upstream Placement);
     ``associated``: True/False for traits that some/no provider has.
     """
     stmt = _select().order_by(_TRAITS.c.id)

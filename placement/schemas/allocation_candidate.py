@@ -9,7 +9,7 @@ microversion.
 from placement.schemas import common
 
 _STRING = {'type': 'string'}
-# The reference spells these two as a one-item type list; error texts
+# Upstream Placement spells these two as a one-item type list; error texts
 # print the schema, so keep its spelling.
 _STRINGS = {'type': ['string']}
 LIMIT = {'type': ['integer', 'string'], 'pattern': '^[1-9][0-9]*$',

@@ -33,8 +33,9 @@ RETRY_AFTER = 5
 class _PlacementError:
     """Mixin: a webob HTTP exception with a placement error code.
 
-    ``vary=False`` (stored as ``sets_vary``) marks errors the reference raises outside handlers,
-    whose responses lack ``Vary: openstack-api-version`` (see
+    ``vary=False`` (stored as ``sets_vary``) marks errors upstream
+    Placement raises outside handlers, whose responses lack ``Vary:
+    openstack-api-version`` (see
     api-ref/behaviour-choices.rst, 'Errors without Vary').
     """
 

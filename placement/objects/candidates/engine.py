@@ -10,7 +10,7 @@ provider index; it knows nothing of HTTP or microversions beyond the
 flags ``Request`` carries. ``placement.handlers.candidate_rendering``
 shapes them into response bodies.
 
-It works in three steps: look the names up (in the order the reference
+It works in three steps: look the names up (in the order upstream Placement
 reports unknown ones, from the index's name caches), find per group the
 providers that qualify in the process's ``provider_index`` (brought up
 to date first), and let ``search`` combine them lazily up to
@@ -363,7 +363,7 @@ class _GroupIds:
 
 class _Names:
     """Every name of a request looked up at once; unknown names are
-    reported as the reference does: root traits first, then group by
+    reported as upstream Placement does: root traits first, then group by
     group classes, aggregates (a positive term of unknown aggregates
     empties the whole result), traits."""
 

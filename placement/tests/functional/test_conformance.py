@@ -282,7 +282,7 @@ def _check_cache_headers(request, version, resp, problems):
     if resp.headers.get('cache-control') != 'no-cache':
         problems.append('cache-control %r'
                         % resp.headers.get('cache-control'))
-    # The reference omits Last-Modified where it has no timestamp (a
+    # Upstream Placement omits Last-Modified where it has no timestamp (a
     # provider's first update, an empty inventory); we send one there too
     # (api-ref/behaviour-choices.rst, 'Caching headers').
     modified = resp.headers.get('last-modified')

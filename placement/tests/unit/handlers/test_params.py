@@ -26,7 +26,7 @@ _BADLY_FORMED = ('Badly formed resources parameter. Expected resources query '
     ('VCPU:2', {'VCPU': 2}),
     ('VCPU:2,MEMORY_MB:1024', {'VCPU': 2, 'MEMORY_MB': 1024}),
     ('VCPU:1,MEMORY_MB:1,VCPU:3', {'VCPU': 3, 'MEMORY_MB': 1}),
-    # Amounts are read as Python integers (verified on the reference).
+    # Amounts are read as Python integers (verified on upstream Placement).
     ('VCPU: 1 ', {'VCPU': 1}),
     ('VCPU:+2', {'VCPU': 2}),
     ('VCPU:1_000', {'VCPU': 1000}),

@@ -50,8 +50,8 @@ _POLICY_VALUES = operator.attrgetter(*POLICY_ATTRIBUTES)
 def _policy_values_key(context):
     """A hashable key of ``context.to_policy_values()``: where that is
     oslo.context's own method, the attributes it copies, read directly
-    (iterating the mapping it returns costs about 10 us, most of a
-    remembered decision, and there is one context per request); else
+    (iterating the mapping it returns costs most of a remembered
+    decision, and there is one context per request); else
     ``_frozen`` of the mapping. The two forms cannot be equal: one holds
     (name, value) pairs, the other starts with the user id or None."""
     if (type(context).to_policy_values is not _OSLO_POLICY_VALUES

@@ -70,9 +70,9 @@ MAX_RETRIES = 5
 #: Seconds after the first attempt past which a transaction is not re-run
 #: after a dropped connection.
 RETRY_WINDOW = 3.0
-#: Re-runs of a writer that lost a conflict with another transaction. On
-#: a multi-writer Galera cluster, 12 clients writing allocations of 10
-#: providers through 3 nodes lose some writes 5 times in a row.
+#: Re-runs of a writer that lost a conflict with another transaction: on
+#: a multi-writer Galera cluster, clients writing allocations of a few
+#: providers through every node lose some writes several times in a row.
 MAX_CONFLICT_RETRIES = 30
 #: Seconds after the first attempt past which a lost conflict is not
 #: re-run.
@@ -332,8 +332,8 @@ class Database:
 
         A reader's connection (SQLite files, psycopg2) is kept by its
         thread for its next read, rather than given back to the pool and
-        taken again: that round cost a small read about 25-30 us of CPU
-        on PostgreSQL, an eighth of its cost in process. A connection
+        taken again: that round is a sizeable share of a small read's CPU
+        on PostgreSQL. A connection
         kept more than ``KEEP_READER_SECONDS`` goes back to the pool at
         the thread's next read (so the pool's checks, recycling and the
         replacement of connections older than a lost server, still run
@@ -426,7 +426,7 @@ def _enter_autocommit(conn):
     flag of the client, set without a round trip); returns the driver
     connection, for ``_leave_autocommit``. Two plain calls rather than a
     generator context manager: every PostgreSQL reader runs them, and
-    the generator cost about 1 us more."""
+    the generator costs more."""
     dbapi_conn = conn.connection.dbapi_connection
     dbapi_conn.autocommit = True
     return dbapi_conn
@@ -488,7 +488,7 @@ class _Transaction(_Held):
     autocommit cleared, then close).
 
     A class rather than nested generator context managers: every request
-    opens one, and the generators cost about 10 us of it.
+    opens one, and the generators cost a share of it worth saving.
     """
 
     __slots__ = ('_write', '_conn', '_tx', '_autocommit')
@@ -534,8 +534,8 @@ class ReaderConnection:
     transaction begun on its own cursor, on psycopg2 in autocommit (as
     ``_Transaction`` runs PostgreSQL readers, see ``Database.transaction``).
 
-    An SQLAlchemy Connection with its transaction cost about 25 us of
-    every request's CPU (the connection object, its events, the
+    An SQLAlchemy Connection with its transaction costs a sizeable share
+    of every small request's CPU (the connection object, its events, the
     transaction objects), while the hot reads run only prepared
     statements (``placement.db.prepared``), which need the dialect and
     the driver connection. Anything else asked of it (``execute``,

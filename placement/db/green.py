@@ -40,10 +40,9 @@ except ImportError:  # SQLite or MySQL only: nothing to make green.
 #: and waiting for that in the system's poll, as libpq itself would,
 #: costs what a worker without the callback pays. A switch per
 #: statement let requests interleave (more pooled connections taken,
-#: more writes to one provider conflicting), and in the cloud-traffic
-#: benchmark (PostgreSQL, 1,000 nodes, at 28 times the base rate) it
-#: cost 0.71-0.72 ms of the server's CPU per request against 0.56-0.58,
-#: and the database's twice as much; holding first, 0.54-0.58. Longer
+#: more writes to one provider conflicting), which cost the server and
+#: the database more CPU per request than no callback at all; holding
+#: first does not (api-ref/design.rst, 'Measured choices'). Longer
 #: waits (a lock, a server that does not answer) hold the other clients
 #: this long at most.
 HOLD_MILLISECONDS = 10

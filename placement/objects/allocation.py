@@ -451,8 +451,8 @@ def _of_consumer():
         .order_by(_ALLOC.c.id))
 
 
-#: Prepared: on PostgreSQL, planning this six-table join cost the server
-#: about ten times what running it does (1.1 against 0.1 ms).
+#: Prepared: on PostgreSQL, planning this six-table join costs the server
+#: far more than running it does.
 _OF_CONSUMER = prepared.Prepared(_of_consumer())
 
 

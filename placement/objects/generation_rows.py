@@ -29,8 +29,8 @@ def statement(joins, key, *columns):
     traits and aggregates show nothing else of it, and each table joined
     costs the database more than the rows it adds. No ORDER BY either:
     ``read`` puts the few rows in ``key`` order itself. Without the
-    provider's root and parent and the sort, PostgreSQL spent a sixth
-    less CPU on a GET of a provider's inventories (76 -> 64 us).
+    provider's root and parent and the sort, PostgreSQL spends less CPU
+    on a GET of a provider's inventories.
 
     A chain of outer joins, never an outer join of an inner join: SQLite
     materialises the inner join whole, every row of the table, before

@@ -5,8 +5,8 @@ the scrape reports them (once, never summed over workers). Names and
 labels follow what openstack-exporter derives by polling the API.
 
 On a large fleet writing them out costs far more than reading the
-tables (prometheus-client formats some 20 us per sample; 10,000
-providers with three classes make 120,000 samples), so the exposition
+tables (prometheus-client formats each sample in Python, and a fleet
+makes a few samples per provider and class), so the exposition
 text itself is shared by the workers like the snapshot it comes from.
 """
 

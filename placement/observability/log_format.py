@@ -53,8 +53,8 @@ class ContextFormatter(formatters.ContextFormatter):
 
     def _prepare(self):
         # The format options, read once rather than through the
-        # configuration's attribute lookup per record (about 0.7 us
-        # each): oslo.log does not let them change at run time.
+        # configuration's attribute lookup per record: oslo.log does not
+        # let them change at run time.
         conf = self.conf
         self._context_format = conf.logging_context_format_string
         self._default_format = conf.logging_default_format_string

@@ -16,6 +16,7 @@ from sqlalchemy import exc as sa_exc
 from placement import context as placement_context
 from placement.db import api as db_api
 from placement.db import drivers
+from placement.db import failures
 from placement.db import migration
 from placement import exception
 from placement.middleware import auth
@@ -85,7 +86,7 @@ def _while_unavailable(conf, work, *args):
         except exception.DatabaseUnavailable as exc:
             reason = exc.kwargs['reason']
         except sa_exc.OperationalError as exc:  # Alembic's own connections
-            reason = db_api.describe_failure(exc)
+            reason = failures.describe_failure(exc)
         attempt += 1
         if 0 <= group.max_retries < attempt:
             raise exception.DatabaseUnavailable(

@@ -46,7 +46,6 @@ import functools
 import logging
 import os
 import random
-import sys
 import threading
 import time
 import weakref
@@ -56,9 +55,10 @@ from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import pool as sa_pool
 
+from placement.db import connections
+from placement.db import failures
 from placement.db import green
 from placement.db import prepared
-from placement.db import tables
 from placement.db import triggers
 from placement import exception
 from placement.observability import metrics
@@ -94,33 +94,6 @@ SQLITE_BUSY_TIMEOUT = 60
 #: Seconds a thread keeps its reader connection between two reads
 #: (``Database.transaction``) before giving it back to the pool.
 KEEP_READER_SECONDS = 1.0
-
-# SQLSTATE / driver codes that mean "run the transaction again".
-_PG_RETRY_CODES = {'40001', '40P01', '55P03'}
-# 1305 "SAVEPOINT does not exist": MariaDB rolled the whole transaction
-# back under a savepoint (a Galera node aborts a local transaction that
-# conflicts with a replicated one), so releasing or rolling back to the
-# savepoint fails; the transaction lost a conflict like a deadlock.
-_MYSQL_RETRY_CODES = {1205, 1213, 1305}
-# Messages of sqlite3 errors that mean the file cannot be used now.
-_SQLITE_UNAVAILABLE = ('unable to open database', 'database is locked',
-                       'disk i/o error', 'database or disk is full')
-# Tables only our migrations create: missing, they mean the schema was
-# taken back down to upstream's (placement-manage db downgrade) under a
-# running worker. "Undefined table" in PostgreSQL and MySQL.
-_OUR_TABLES = (tables.provider_change_log.name,)
-_PG_UNDEFINED_TABLE = '42P01'
-_MYSQL_NO_SUCH_TABLE = 1146
-# MariaDB loads a table's triggers into each instance of the table it
-# caches. When the statement opening a new instance is killed while the
-# trigger bodies are parsed (a Galera node aborting a local transaction
-# that conflicts with a replicated one kills it), the instance is cached
-# with the parse failure, and later statements that are handed it fail
-# when a trigger fires: 1064 "Unknown trigger has an error in its body:
-# 'Query was empty'", though the stored trigger is sound. 1710 and 1711
-# are the same condition's own codes.
-_MYSQL_TRIGGER_BODY_CODES = {1064, 1710, 1711}
-_MYSQL_TRIGGER_BODY_SIGN = 'has an error in its body'
 
 
 #: Whose kept reader connection is whose: the system's thread. Under
@@ -191,7 +164,7 @@ class Database:
             if not self.url.query.get('charset'):
                 self.url = self.url.update_query_dict({'charset': 'utf8mb4'})
         # On MySQL/MariaDB the pool's rollback of a returned connection
-        # is a round trip; _reset_on_return leaves out the needless ones.
+        # is a round trip; connections.reset_on_return leaves out the needless ones.
         self.marks_ended = self.dialect == 'mysql'
         if self.marks_ended:
             kwargs['pool_reset_on_return'] = None
@@ -202,7 +175,7 @@ class Database:
             # See placement.db.prepared.
             event.listen(self.engine, 'connect', prepared.serve_prepared)
         if self.marks_ended:
-            event.listen(self.engine, 'reset', _reset_on_return)
+            event.listen(self.engine, 'reset', connections.reset_on_return)
         # SQLite and psycopg2 readers run on the pooled driver connection
         # until they need more (ReaderConnection); SQLAlchemy's statement
         # log (echo) needs its Connection throughout.
@@ -249,7 +222,7 @@ class Database:
             # On the driver's cursor: every request begins a transaction.
             if conn.get_execution_options().get('placement_writer'):
                 prepared.execute(conn, 'BEGIN IMMEDIATE')
-            elif not conn.connection.info.pop(_BEGUN, False):
+            elif not conn.connection.info.pop(connections.BEGUN, False):
                 prepared.execute(conn, 'BEGIN')
 
     def _configure_mysql(self, sql_mode, wsrep_sync_wait):
@@ -272,7 +245,7 @@ class Database:
 
         @event.listens_for(self.engine, 'handle_error')
         def _on_error(context):
-            if is_broken_trigger(context.original_exception):
+            if failures.is_broken_trigger(context.original_exception):
                 # Treated as a lost connection: this one is closed (its
                 # transaction rolled back) and the transaction re-run.
                 context.is_disconnect = True
@@ -310,7 +283,7 @@ class Database:
                     'Could not make it reopen the tables (%s): run "%s" '
                     'on the server, or grant this service\'s database '
                     'user the RELOAD privilege.',
-                    describe_failure(exc), statement)
+                    failures.describe_failure(exc), statement)
             return False
         now = time.monotonic()
         if now - self._reload_logged_at >= RELOAD_LOG_INTERVAL:
@@ -342,11 +315,11 @@ class Database:
         not count it.
         """
         if self.light_reads and not write:
-            return _LightRead(self)
+            return connections.LightRead(self)
         if self._kept:
             # The thread's connections in use stay one at a time.
             self._give_back_kept(_thread_id())
-        return _Transaction(self, write)
+        return connections.Transaction(self, write)
 
     def _take_kept(self):
         """The connection this thread kept from its last read, or None
@@ -410,301 +383,15 @@ class Database:
                 if attempt == 1 and getattr(exc, 'connection_invalidated',
                                             False):
                     continue
-                if is_unavailable(exc):
+                if failures.is_unavailable(exc):
                     raise exception.DatabaseUnavailable(
-                        reason=describe_failure(exc)) from exc
+                        reason=failures.describe_failure(exc)) from exc
                 raise
 
     def dispose(self):
         for thread in list(self._kept):
             self._give_back_kept(thread)
         self.engine.dispose()
-
-
-def _enter_autocommit(conn):
-    """Turn psycopg2's autocommit on for ``conn``'s driver connection (a
-    flag of the client, set without a round trip); returns the driver
-    connection, for ``_leave_autocommit``. Two plain calls rather than a
-    generator context manager: every PostgreSQL reader runs them, and
-    the generator costs more."""
-    dbapi_conn = conn.connection.dbapi_connection
-    dbapi_conn.autocommit = True
-    return dbapi_conn
-
-
-def _leave_autocommit(dbapi_conn):
-    """Turn autocommit off again, unless the connection was lost (it is
-    then discarded, not returned to the pool)."""
-    if not dbapi_conn.closed:
-        dbapi_conn.autocommit = False
-
-
-def streamed(conn, chunk):
-    """Execution options that stream a result ``chunk`` rows at a time
-    on a server-side cursor, where there is one to use: none for a
-    PostgreSQL reader, whose named cursors need a transaction (and would
-    cost three round trips for what one query returns)."""
-    dbapi_conn = conn.connection.dbapi_connection
-    if getattr(dbapi_conn, 'autocommit', False) is True:
-        return {}
-    return {'yield_per': chunk}
-
-
-class _Held:
-    """Holds the database while a transaction of it is open, if it has
-    a single connection (in-memory SQLite, whose one connection cannot
-    hold two transactions at once): ``_open()`` runs with it held and
-    returns what the ``with`` block gets, ``_close(*exc_info)`` ends it
-    before it is let go."""
-
-    __slots__ = ('_db',)
-
-    def __enter__(self):
-        lock = self._db._serial
-        if lock is not None:
-            lock.acquire()
-        try:
-            return self._open()
-        except BaseException:
-            if lock is not None:
-                lock.release()
-            raise
-
-    def __exit__(self, *exc_info):
-        try:
-            self._close(*exc_info)
-        finally:
-            if self._db._serial is not None:
-                self._db._serial.release()
-        return False
-
-
-class _Transaction(_Held):
-    """``Database.transaction``: the database held if it has a single
-    connection (in-memory SQLite, whose one connection cannot hold two
-    transactions at once), a pooled connection (in psycopg2's
-    autocommit for a PostgreSQL reader), a transaction on it; left as
-    SQLAlchemy's own context managers leave them (commit or roll back,
-    autocommit cleared, then close).
-
-    A class rather than nested generator context managers: every request
-    opens one, and the generators cost a share of it worth saving.
-    """
-
-    __slots__ = ('_write', '_conn', '_tx', '_autocommit')
-
-    def __init__(self, db, write):
-        self._db = db
-        self._write = write
-
-    def _open(self):
-        conn = self._db.engine.connect()
-        self._autocommit = None
-        try:
-            if self._write:
-                conn.execution_options(placement_writer=True)
-            elif self._db.psycopg2:
-                self._autocommit = _enter_autocommit(conn)
-            self._tx = conn.begin().__enter__()
-        except BaseException:
-            self._leave_autocommit()
-            conn.close()
-            raise
-        self._conn = conn
-        return conn
-
-    def _close(self, *exc_info):
-        with self._conn:
-            try:
-                self._tx.__exit__(*exc_info)
-            finally:
-                self._leave_autocommit()
-            if self._db.marks_ended and not self._conn.invalidated:
-                self._conn.connection.info[_ENDED] = True
-
-    def _leave_autocommit(self):
-        if self._autocommit is not None:
-            _leave_autocommit(self._autocommit)
-            self._autocommit = None
-
-
-class ReaderConnection:
-    """``ctx.conn`` of a reader on SQLite or psycopg2: the pooled driver
-    connection, standing in for a SQLAlchemy Connection; on SQLite in a
-    transaction begun on its own cursor, on psycopg2 in autocommit (as
-    ``_Transaction`` runs PostgreSQL readers, see ``Database.transaction``).
-
-    An SQLAlchemy Connection with its transaction costs a sizeable share
-    of every small request's CPU (the connection object, its events, the
-    transaction objects), while the hot reads run only prepared
-    statements (``placement.db.prepared``), which need the dialect and
-    the driver connection. Anything else asked of it (``execute``,
-    error handling, ...) turns it into a real Connection on the same
-    pooled connection, joining the transaction already begun, so it
-    behaves as the Connection would have from then on.
-    """
-
-    __slots__ = ('engine', 'dialect', 'connection', '_full', '_begun',
-                 '_autocommit')
-
-    def __init__(self, engine, fairy):
-        self.engine = engine
-        self.dialect = engine.dialect
-        #: The pool's connection, as ``Connection.connection`` gives it.
-        self.connection = fairy
-        self._full = None
-        self._begun = False
-        #: The psycopg2 connection, while its autocommit is on.
-        self._autocommit = None
-
-    @classmethod
-    def begin(cls, engine, autocommit=False, fairy=None):
-        """A reader on a pooled connection (``fairy``, else one from the
-        pool): in a transaction begun on its cursor, or with
-        ``autocommit`` in psycopg2's autocommit."""
-        try:
-            if fairy is None:
-                fairy = engine.raw_connection()
-        except engine.dialect.loaded_dbapi.Error:
-            # Fail (or succeed) as SQLAlchemy's own connect would.
-            conn = cls(engine, None)
-            conn._full = engine.connect()
-            conn.connection = conn._full.connection
-            try:
-                if autocommit:
-                    conn._enter_autocommit()
-                conn._full.begin()
-            except BaseException:
-                conn._leave_autocommit()
-                conn._full.close()
-                raise
-            return conn
-        conn = cls(engine, fairy)
-        try:
-            if autocommit:
-                conn._enter_autocommit()
-            else:
-                prepared.execute(conn, 'BEGIN')
-                conn._begun = True
-        except BaseException:
-            conn.end(*sys.exc_info())
-            raise
-        return conn
-
-    def _enter_autocommit(self):
-        self._autocommit = _enter_autocommit(self)
-
-    def _leave_autocommit(self):
-        dbapi_conn, self._autocommit = self._autocommit, None
-        if dbapi_conn is not None:
-            _leave_autocommit(dbapi_conn)
-
-    def full(self):
-        """The SQLAlchemy Connection, created on first use."""
-        full = self._full
-        if full is None:
-            full = self._full = sa.engine.Connection(
-                self.engine, connection=self.connection)
-            if self._begun:
-                # Its BEGIN is the one already run (see _on_begin).
-                self.connection.info[_BEGUN] = True
-                try:
-                    full.begin()
-                finally:
-                    self.connection.info.pop(_BEGUN, None)
-        return full
-
-    def __getattr__(self, name):
-        return getattr(self.full(), name)
-
-    def end(self, *exc_info, keep=None):
-        """Commit (or roll back after an error) and give the connection
-        back to the pool, as ``Connection.begin()`` and ``close()``
-        would; or, after a read that ended well on the driver connection
-        alone, to ``keep(pooled connection)``."""
-        full = self._full
-        if full is None:
-            dbapi_conn = self.connection.dbapi_connection
-            try:
-                if self._autocommit is not None:
-                    pass  # nothing to end
-                elif exc_info[0] is None:
-                    dbapi_conn.commit()
-                else:
-                    dbapi_conn.rollback()
-            except self.dialect.loaded_dbapi.Error as exc:
-                # Wrapped (and a lost connection invalidated) as
-                # SQLAlchemy's commit or rollback would.
-                self._full = sa.engine.Connection(
-                    self.engine, connection=self.connection)
-                with self._full:
-                    prepared.fail(self._full, exc, None, None, None)
-            finally:
-                if self._full is None:
-                    if self._autocommit is not None and dbapi_conn.closed:
-                        # Lost after the last statement: discarded, as
-                        # the pool would after failing to reset it.
-                        self.connection.invalidate()
-                    self._leave_autocommit()
-                    if (keep is not None and exc_info[0] is None
-                            and self.connection.is_valid):
-                        keep(self.connection)
-                    else:
-                        self.connection.close()
-            return
-        with full:
-            try:
-                transaction = full.get_transaction()
-                if transaction is not None:
-                    transaction.__exit__(*exc_info)
-            finally:
-                self._leave_autocommit()
-
-
-class _LightRead(_Held):
-    """``Database.transaction`` of a reader on SQLite or psycopg2: a
-    ReaderConnection."""
-
-    __slots__ = ('_conn',)
-
-    def __init__(self, db):
-        self._db = db
-
-    def _open(self):
-        db = self._db
-        self._conn = ReaderConnection.begin(
-            db.engine, autocommit=db.psycopg2,
-            fairy=db._take_kept() if db.keeps_readers else None)
-        return self._conn
-
-    def _close(self, *exc_info):
-        db = self._db
-        self._conn.end(*exc_info,
-                       keep=db._keep if db.keeps_readers else None)
-
-
-#: Set on a pooled connection's ``info`` while a ReaderConnection hands
-#: its open transaction to a SQLAlchemy Connection.
-_BEGUN = 'placement_begun'
-#: Set on a pooled connection's ``info`` once its transaction ended.
-_ENDED = 'placement_transaction_ended'
-
-
-def _reset_on_return(dbapi_conn, record, state):
-    """The pool's rollback of a returned connection, left out after a
-    transaction that ``_Transaction`` saw committed or rolled back.
-
-    SQLAlchemy's own reset rolls back after every COMMIT as well (it
-    skips the ROLLBACK only when closing ends the transaction itself); on
-    MySQL/MariaDB, where PyMySQL sends every ROLLBACK to the server, that
-    was one more round trip per request (on SQLite and psycopg2 the
-    rollback of an idle connection stays in the client, so the default
-    reset is kept there).
-    """
-    ended = record is not None and record.info.pop(_ENDED, False)
-    if ended or state.transaction_was_reset or not state.asyncio_safe:
-        return
-    dbapi_conn.rollback()
 
 
 #: Reader connections kept by a parent process's threads when it forked:
@@ -720,43 +407,6 @@ def _forget_parent_connections(ref):
         db.engine.dispose(close=False)
 
 
-def is_retryable(exc):
-    """True for errors after which re-running the transaction may work."""
-    if not isinstance(exc, sa_exc.DBAPIError):
-        return False
-    if exc.connection_invalidated:
-        return True
-    orig = exc.orig
-    pgcode = getattr(orig, 'pgcode', None)
-    if pgcode in _PG_RETRY_CODES:
-        return True
-    args = getattr(orig, 'args', ())
-    if args and args[0] in _MYSQL_RETRY_CODES:
-        return True
-    if isinstance(exc, sa_exc.OperationalError):
-        text = str(orig).lower()
-        return 'database is locked' in text or 'deadlock' in text
-    return False
-
-
-def is_broken_trigger(exc):
-    """True if a MySQL/MariaDB statement failed on a trigger the server
-    could not load, though the stored trigger is sound (see
-    ``_MYSQL_TRIGGER_BODY_CODES``). Our triggers are created by our
-    migrations; a genuine syntax error in our own SQL has another
-    message."""
-    args = getattr(getattr(exc, 'orig', exc), 'args', ())
-    return (len(args) >= 2 and args[0] in _MYSQL_TRIGGER_BODY_CODES
-            and _MYSQL_TRIGGER_BODY_SIGN in str(args[1]))
-
-
-def is_conflict(exc):
-    """True if ``exc`` means the transaction lost a conflict with another
-    (deadlock, serialization or certification failure, lock timeout) and
-    was rolled back: re-running it may work, and nothing was written."""
-    return is_retryable(exc) and not exc.connection_invalidated
-
-
 def backoff(attempt):
     """Seconds to wait before re-run number ``attempt`` (from 1) after a
     conflict: exponential, capped, fully jittered."""
@@ -764,55 +414,9 @@ def backoff(attempt):
         0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempt - 1)))
 
 
-def is_unavailable(exc):
-    """True if ``exc`` means the database cannot serve us right now.
-
-    Operational errors (server down, refusing or dropping connections,
-    shutting down, out of resources, lock timeouts) and interface errors
-    on a closed connection are; so is a pool with no connection to give,
-    and a schema handed back to upstream's under a running worker.
-    Errors of the statement itself (integrity, programming, data) are not.
-    """
-    if isinstance(exc, sa_exc.TimeoutError):
-        return True
-    if not isinstance(exc, sa_exc.DBAPIError):
-        return False
-    if exc.connection_invalidated:
-        return True
-    if _lacks_our_tables(exc):
-        return True
-    if type(exc.orig).__module__ == 'sqlite3':
-        # sqlite3 reports bad SQL as OperationalError too.
-        text = str(exc.orig).lower()
-        return any(sign in text for sign in _SQLITE_UNAVAILABLE)
-    return isinstance(exc, (sa_exc.OperationalError, sa_exc.InterfaceError))
-
-
-def _lacks_our_tables(exc):
-    """True if the statement failed on a missing change-log table: the
-    database has been handed back to upstream's schema (see
-    api-ref/behaviour-choices.rst, 'What db downgrade removes')."""
-    orig = exc.orig
-    args = getattr(orig, 'args', ())
-    missing = (
-        getattr(orig, 'pgcode', None) == _PG_UNDEFINED_TABLE
-        or getattr(orig, 'sqlstate', None) == _PG_UNDEFINED_TABLE
-        or (args and args[0] == _MYSQL_NO_SUCH_TABLE)
-        or (type(orig).__module__ == 'sqlite3'
-            and str(orig).startswith('no such table')))
-    return bool(missing) and any(name in str(orig) for name in _OUR_TABLES)
-
-
-def describe_failure(exc):
-    """The first line of the driver's message: enough for one log line."""
-    orig = getattr(exc, 'orig', None) or exc
-    text = str(orig).strip().splitlines()
-    return '%s: %s' % (type(orig).__name__, text[0] if text else '')
-
-
 def _should_rerun(exc, write, attempt, started):
     elapsed = time.monotonic() - started
-    if write and is_conflict(exc):
+    if write and failures.is_conflict(exc):
         return (attempt < MAX_CONFLICT_RETRIES
                 and elapsed < CONFLICT_RETRY_WINDOW)
     if attempt >= MAX_RETRIES or elapsed > RETRY_WINDOW:
@@ -822,26 +426,13 @@ def _should_rerun(exc, write, attempt, started):
 
 def _final_error(exc, write):
     """What a failure that is not re-run leaves the decorator as."""
-    if write and is_conflict(exc):
+    if write and failures.is_conflict(exc):
         LOG.warning('Giving up a transaction that kept losing conflicts '
-                    'with others: %s', describe_failure(exc))
-        return exception.TransactionConflict(reason=describe_failure(exc))
-    if is_unavailable(exc):
-        return exception.DatabaseUnavailable(reason=describe_failure(exc))
+                    'with others: %s', failures.describe_failure(exc))
+        return exception.TransactionConflict(reason=failures.describe_failure(exc))
+    if failures.is_unavailable(exc):
+        return exception.DatabaseUnavailable(reason=failures.describe_failure(exc))
     return None
-
-
-def is_duplicate(exc):
-    """True if ``exc`` is a unique-constraint violation."""
-    if not isinstance(exc, sa_exc.IntegrityError):
-        return False
-    orig = exc.orig
-    if getattr(orig, 'pgcode', None) == '23505':
-        return True
-    args = getattr(orig, 'args', ())
-    if args and args[0] == 1062:
-        return True
-    return 'unique' in str(orig).lower()
 
 
 def _transactional(write):
@@ -873,14 +464,14 @@ def _transactional(write):
                         raise final from exc
                     attempt += 1
                     metrics.retry('database')
-                    if is_broken_trigger(exc):
+                    if failures.is_broken_trigger(exc):
                         ctx.db.reload_triggered_tables()
                     # DEBUG: while the database is down every request
                     # would add a line; the final failure is logged once.
                     LOG.debug('Retrying %s after database error (%d): %s',
                               fn.__qualname__, attempt,
-                              describe_failure(exc))
-                    if write and is_conflict(exc):
+                              failures.describe_failure(exc))
+                    if write and failures.is_conflict(exc):
                         time.sleep(backoff(attempt))
                     else:
                         time.sleep(random.uniform(0.005, 0.02) * attempt)

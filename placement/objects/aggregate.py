@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import failures
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
@@ -84,7 +85,7 @@ def ensure(ctx, uuids):
         try:
             found = _create_missing(ctx, uuids)
         except sa_exc.IntegrityError as exc:
-            if not db_api.is_duplicate(exc):
+            if not failures.is_duplicate(exc):
                 raise
             continue
         if len(found) == len(uuids):
@@ -119,7 +120,7 @@ def _replace(ctx, provider, aggregate_ids, generation):
                      'aggregate_id': agg_id, 'created_at': now}
                     for agg_id in sorted(wanted - current)])
         except sa_exc.IntegrityError as exc:
-            if not db_api.is_duplicate(exc):
+            if not failures.is_duplicate(exc):
                 raise
             raise exception.AggregateCreateConflict(detail=str(exc.orig))
     if generation is None:

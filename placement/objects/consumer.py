@@ -23,6 +23,7 @@ from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
 from placement.db import batch
+from placement.db import failures
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
@@ -206,7 +207,7 @@ def _insert_one(ctx, row):
         with ctx.conn.begin_nested():
             ctx.conn.execute(sa.insert(_CONSUMERS).values(row))
     except sa_exc.IntegrityError as exc:
-        if not db_api.is_duplicate(exc):
+        if not failures.is_duplicate(exc):
             raise
         return False
     return True
@@ -259,7 +260,7 @@ def _insert(ctx, rows):
             with ctx.conn.begin_nested():
                 ctx.conn.execute(sa.insert(_CONSUMERS), chunk)
         except sa_exc.IntegrityError as exc:
-            if not db_api.is_duplicate(exc):
+            if not failures.is_duplicate(exc):
                 raise
             created.update(row['uuid'] for row in chunk
                            if _insert_one(ctx, row))

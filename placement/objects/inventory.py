@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import failures
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
@@ -177,7 +178,7 @@ def create(ctx, provider, resource_class, record, min_capacity):
         with ctx.conn.begin_nested():
             ctx.conn.execute(sa.insert(_INV).values(values))
     except sa_exc.IntegrityError as exc:
-        if not db_api.is_duplicate(exc):
+        if not failures.is_duplicate(exc):
             raise
         raise exception.InventoryExists(resource_class=resource_class,
                                         provider=provider.uuid)

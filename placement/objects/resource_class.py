@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import failures
 from placement.db import tables
 from placement import exception
 
@@ -112,7 +113,7 @@ def _insert_custom(ctx, name):
                     id=next_id, name=name, created_at=db_api.utcnow()))
             return
         except sa_exc.IntegrityError as exc:
-            if not db_api.is_duplicate(exc):
+            if not failures.is_duplicate(exc):
                 raise
             if ctx.conn.execute(sa.select(_RC.c.id).where(
                     _RC.c.name == name)).first() is not None:
@@ -157,7 +158,7 @@ def rename(ctx, name, new_name):
                              .values(name=new_name,
                                      updated_at=db_api.utcnow()))
     except sa_exc.IntegrityError as exc:
-        if not db_api.is_duplicate(exc):
+        if not failures.is_duplicate(exc):
             raise
         raise exception.ResourceClassExists(name=new_name)
     return get_by_name(ctx, new_name)

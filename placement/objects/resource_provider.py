@@ -15,6 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import connections
+from placement.db import failures
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
@@ -137,7 +139,7 @@ def create(ctx, uuid, name, parent_uuid=None):
                 root_provider_id=parent.root_provider_id if parent else None,
             )).inserted_primary_key[0]
     except sa_exc.IntegrityError as exc:
-        if not db_api.is_duplicate(exc):
+        if not failures.is_duplicate(exc):
             raise
         raise exception.DuplicateResourceProvider(
             duplicate=_duplicate(ctx, uuid, name) or 'uuid: %s' % uuid)
@@ -220,7 +222,7 @@ def update(ctx, provider, name, parent_uuid=UNCHANGED,
             result = ctx.conn.execute(
                 sa.update(_RP).where(_RP.c.id == provider.id).values(values))
     except sa_exc.IntegrityError as exc:
-        if not db_api.is_duplicate(exc):
+        if not failures.is_duplicate(exc):
             raise
         raise exception.DuplicateResourceProvider(duplicate=name)
     if result.rowcount != 1:
@@ -467,7 +469,7 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     # Streamed (a server-side cursor where the driver has one and the
     # reader runs in a transaction): rows are fetched a chunk at a time.
     rows = ctx.conn.execute(
-        stmt, execution_options=db_api.streamed(ctx.conn, LISTING_CHUNK))
+        stmt, execution_options=connections.streamed(ctx.conn, LISTING_CHUNK))
     return _rendered(ctx, render, changed, fitting,
                      rows.partitions(LISTING_CHUNK))
 

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import failures
 from placement.db import prepared
 from placement.db import tables
 from placement import exception
@@ -108,7 +109,7 @@ def ensure(ctx, name):
                 name=name, created_at=db_api.utcnow()))
         created = True
     except sa_exc.IntegrityError as exc:
-        if not db_api.is_duplicate(exc):
+        if not failures.is_duplicate(exc):
             raise
         created = False
     return get_by_name(ctx, name), created

@@ -9,6 +9,7 @@ from sqlalchemy import exc as sa_exc
 
 from placement import context
 from placement.db import api as db_api
+from placement.db import failures
 from placement import exception
 from placement.tests import fixtures
 
@@ -73,7 +74,7 @@ def test_statement_errors_are_not_unavailability():
     try:
         with pytest.raises(sa_exc.DBAPIError) as caught:
             broken(context.AdminContext(db))
-        assert not db_api.is_unavailable(caught.value)
+        assert not failures.is_unavailable(caught.value)
     finally:
         cleanup()
 

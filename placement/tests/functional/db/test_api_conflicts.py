@@ -16,6 +16,7 @@ from sqlalchemy import exc as sa_exc
 
 from placement import context
 from placement.db import api as db_api
+from placement.db import failures
 from placement import exception
 from placement.objects import resource_provider
 from placement.tests import fixtures
@@ -107,7 +108,7 @@ def test_a_savepoint_lost_with_its_transaction_is_a_conflict(db):
                                    {}, Exception(
                                        1305, 'SAVEPOINT sa_savepoint_1 '
                                        'does not exist'))
-    assert db_api.is_conflict(lost)
+    assert failures.is_conflict(lost)
     attempts = []
 
     @db_api.writer

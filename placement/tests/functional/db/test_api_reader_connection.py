@@ -14,9 +14,11 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement import context
-from placement import exception
 from placement.db import api as db_api
+from placement.db import connections
+from placement.db import failures
 from placement.db import prepared
+from placement import exception
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 
@@ -62,14 +64,14 @@ def _assert_nothing_left_behind(db):
             assert dbapi_conn.status == 1  # psycopg2's STATUS_READY
         else:
             assert not dbapi_conn.in_transaction
-        assert db_api._BEGUN not in conn.connection.info
+        assert connections.BEGUN not in conn.connection.info
 
 
 def test_a_reader_answers_as_a_connection_does(db):
     with db.transaction(write=True) as conn:
         expected = _values(conn)
     with db.transaction(write=False) as conn:
-        assert isinstance(conn, db_api.ReaderConnection)
+        assert isinstance(conn, connections.ReaderConnection)
         assert [row[0] for row in _VALUES.rows(conn)] == expected
         assert conn.dialect is db.engine.dialect
         # Anything else turns it into a Connection in the same
@@ -203,7 +205,7 @@ def test_a_database_that_cannot_be_opened_fails_as_a_connection_does(
         with pytest.raises(sa_exc.OperationalError) as caught:
             with db.transaction(write=False):
                 pass
-        assert db_api.is_unavailable(caught.value)
+        assert failures.is_unavailable(caught.value)
 
         @db_api.reader
         def read(ctx):

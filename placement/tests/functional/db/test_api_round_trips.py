@@ -5,6 +5,7 @@ import pytest
 import sqlalchemy as sa
 
 from placement.db import api as db_api
+from placement.db import connections
 from placement.db import tables
 from placement.tests import fixtures
 
@@ -63,11 +64,11 @@ def test_a_writer_after_readers_still_rolls_back(ctx):
 def test_streaming_is_asked_for_only_inside_a_transaction(ctx):
     @db_api.reader
     def read(ctx):
-        return db_api.streamed(ctx.conn, 7)
+        return connections.streamed(ctx.conn, 7)
 
     @db_api.writer
     def write(ctx):
-        return db_api.streamed(ctx.conn, 7)
+        return connections.streamed(ctx.conn, 7)
 
     assert read(ctx) == ({} if ON_POSTGRESQL else {'yield_per': 7})
     assert write(ctx) == {'yield_per': 7}

@@ -9,6 +9,7 @@ from sqlalchemy import exc as sa_exc
 
 from placement import context
 from placement.db import api as db_api
+from placement.db import failures
 from placement.db import prepared
 from placement.db import tables
 from placement.tests import fixtures
@@ -178,7 +179,7 @@ def test_driver_errors_leave_as_sqlalchemy_errors(db):
     with pytest.raises(sa_exc.DBAPIError) as caught:
         broken(context.AdminContext(db))
     assert not caught.value.connection_invalidated
-    assert not db_api.is_unavailable(caught.value)
+    assert not failures.is_unavailable(caught.value)
 
 
 def test_driver_errors_reach_the_engines_error_listeners(db):

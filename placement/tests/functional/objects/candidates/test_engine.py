@@ -307,7 +307,8 @@ def test_the_index_reads_an_aggregate_id_until_it_exists_then_keeps_it(t1):
 
     def ids(uuids):
         # On the engine: an SQLite reader's connection is not a
-        # SQLAlchemy Connection until it needs one (db_api.ReaderConnection).
+        # SQLAlchemy Connection until it needs one
+        # (connections.ReaderConnection).
         engine = t1.ctx.db.engine
         sa.event.listen(engine, 'before_cursor_execute', note)
         try:

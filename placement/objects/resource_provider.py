@@ -21,8 +21,8 @@ from placement.db import prepared
 from placement.db import tables
 from placement import exception
 from placement.objects.candidates import provider_index
+from placement.objects import listed_rows
 from placement.objects import provider_generation
-from placement.objects import provider_listing
 
 _RP = tables.resource_providers
 #: Most fitting provider ids the ``resources`` listing sends as an IN list.
@@ -368,9 +368,9 @@ def _with_room_for(ctx, index, resources, among):
 #: is negligible, small enough that a chunk's objects stay few.
 LISTING_CHUNK = 1000
 
-_LISTED = provider_listing.LISTED
+_LISTED = listed_rows.LISTED
 #: A listed row by name (the in_tree statement gives plain tuples).
-ListedProvider = provider_listing.ListedProvider
+ListedProvider = listed_rows.ListedProvider
 
 
 #: A tree by the uuid of any of its members, in one prepared statement:
@@ -417,7 +417,7 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
     Rows are ``(id, uuid, name, generation, parent_uuid, root_uuid,
     changed)`` (also by those names). Without ``name``, ``uuid`` and
     ``in_tree``, they come from the rows this process keeps
-    (``provider_listing``) for the providers the index finds
+    (``listed_rows``) for the providers the index finds
     (``_matching``); otherwise they are read from the database as they
     are rendered. ``newest`` is the latest updated_at (else
     created_at) of the listed providers when ``changed`` is asked for,
@@ -477,8 +477,8 @@ def render_providers(ctx, render, name=None, uuid=None, in_tree=None,
 def _kept_rows(ctx, fitting, reads=None):
     """Chunks of the listed rows of every provider, or of those whose ids
     are in ``fitting``, from the rows this process keeps
-    (``provider_listing``), brought up to date in this transaction."""
-    cache = provider_listing.of(ctx.db)
+    (``listed_rows``), brought up to date in this transaction."""
+    cache = listed_rows.of(ctx.db)
     with cache.lock:
         cache.refresh(ctx.conn, reads=reads, wanted=fitting)
         rows = cache.rows

@@ -21,7 +21,7 @@ from placement.web import util
 
 from placement.objects.candidates import provider_index
 from placement.objects.candidates import search
-from placement.objects import provider_listing
+from placement.objects import listed_rows
 
 
 def _live(mapping):
@@ -101,16 +101,16 @@ def checked_provider_index():
 
 
 @pytest.fixture(autouse=True, scope='session')
-def checked_provider_listing():
+def checked_listed_rows():
     """The rows listings keep, checked like the index: after every
     refresh, equal to a full load, in the same (id) order."""
-    refresh = provider_listing.ListedRows.refresh
+    refresh = listed_rows.ListedRows.refresh
 
     def checked(self, conn, *args, **kwargs):
         refresh(self, conn, *args, **kwargs)
         if not _CHECKING:
             return
-        fresh = provider_listing.ListedRows()
+        fresh = listed_rows.ListedRows()
         refresh(fresh, conn)
         # Stale rows (changed, not wanted yet) are read again when asked
         # for; every other must be current.
@@ -120,9 +120,9 @@ def checked_provider_listing():
             item for item in fresh.rows.items() if item[0] not in stale], (
             'listed rows out of date')
 
-    provider_listing.ListedRows.refresh = checked
+    listed_rows.ListedRows.refresh = checked
     yield
-    provider_listing.ListedRows.refresh = refresh
+    listed_rows.ListedRows.refresh = refresh
 
 
 @pytest.fixture(autouse=True, scope='session')

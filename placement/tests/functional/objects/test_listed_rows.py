@@ -13,7 +13,7 @@ from placement.db import api as db_api
 from placement.db import tables
 from placement.objects.candidates import provider_index
 from placement.objects import inventory as inv_obj
-from placement.objects import provider_listing
+from placement.objects import listed_rows
 from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures
 
@@ -24,7 +24,7 @@ def _read(ctx):
     """The listing as the table says it now."""
     with ctx.db.transaction(write=False) as conn:
         return [tuple(row) for row in conn.execute(
-            provider_listing.LISTED.order_by(_RP.c.id)).all()]
+            listed_rows.LISTED.order_by(_RP.c.id)).all()]
 
 
 def _kept(ctx):
@@ -93,19 +93,19 @@ def test_resources_listing_takes_the_kept_rows_of_the_fitting(ctx):
 def asked(monkeypatch):
     """The ids each read of changed rows asked for, in order."""
     found = []
-    real = provider_listing._changed_rows
+    real = listed_rows._changed_rows
 
     def changed_rows(conn, ids):
         found.append(list(ids))
         return real(conn, ids)
-    monkeypatch.setattr(provider_listing, '_changed_rows', changed_rows)
+    monkeypatch.setattr(listed_rows, '_changed_rows', changed_rows)
     return found
 
 
 def test_a_refresh_reads_only_the_rows_that_changed(ctx, asked):
     providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
                  for i in range(3)]
-    kept = provider_listing.ListedRows()
+    kept = listed_rows.ListedRows()
 
     def refresh():
         with ctx.db.transaction(write=False) as conn:
@@ -142,8 +142,8 @@ def test_one_per_process_and_database(tmp_path):
     first, second = (db_api.Database('sqlite:///%s' % (tmp_path / name))
                      for name in ('a.sqlite', 'b.sqlite'))
     try:
-        assert provider_listing.of(first) is provider_listing.of(first)
-        assert provider_listing.of(first) is not provider_listing.of(second)
+        assert listed_rows.of(first) is listed_rows.of(first)
+        assert listed_rows.of(first) is not listed_rows.of(second)
     finally:
         first.dispose()
         second.dispose()
@@ -155,11 +155,11 @@ def test_memory_per_provider_is_bounded(ctx):
     with ctx.db.transaction(write=False) as conn:
         # The same kind of transaction and refresh once, thrown away: what
         # it builds only once per process is not held per provider.
-        provider_listing.ListedRows().refresh(conn)
+        listed_rows.ListedRows().refresh(conn)
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        rows = provider_listing.ListedRows()
+        rows = listed_rows.ListedRows()
         with ctx.db.transaction(write=False) as conn:
             rows.refresh(conn)
         held = tracemalloc.get_traced_memory()[0] - before
@@ -253,7 +253,7 @@ def test_changed_rows_are_read_when_a_listing_wants_them(ctx, asked):
     writes change only compute nodes."""
     providers = [rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
                  for i in range(3)]
-    kept = provider_listing.ListedRows()
+    kept = listed_rows.ListedRows()
 
     def refresh(wanted):
         with ctx.db.transaction(write=False) as conn:
@@ -297,7 +297,7 @@ def test_rows_read_in_an_older_snapshot_are_read_again(ctx):
     again."""
     first, second = (rp_obj.create(ctx, str(uuid.uuid4()), 'rp%d' % i)
                      for i in range(2))
-    kept = provider_listing.ListedRows()
+    kept = listed_rows.ListedRows()
     with ctx.db.transaction(write=False) as conn:
         kept.refresh(conn)
     with ctx.db.transaction(write=False) as old:

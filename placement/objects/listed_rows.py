@@ -22,7 +22,7 @@ the provider index. It is reloaded whole on first use, when the log was
 pruned beyond its cursor, and at least every
 ``provider_index.MAX_AGE`` seconds. It holds about 400 bytes per
 provider (a row tuple and its strings; ``functional/objects/
-test_provider_listing.py`` bounds it).
+test_listed_rows.py`` bounds it).
 """
 
 import collections

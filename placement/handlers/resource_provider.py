@@ -8,6 +8,7 @@ import orjson
 from placement import exception
 from placement.handlers import params as filters
 from placement import microversion
+from placement.objects import provider_listing
 from placement.objects import resource_provider as rp_obj
 from placement.openapi import contract
 from placement.schemas import resource_provider as schema
@@ -93,7 +94,7 @@ def _serializer(req):
 
 
 def _rows_renderer(req):
-    """Listing rows (``rp_obj.render_providers``) straight to the JSON
+    """Listing rows (``provider_listing.render_providers``) straight to the JSON
     the microversion shows: a chunk's providers as JSON text, comma
     separated, without the brackets of a list. No provider objects: a
     listing of a large cloud renders each row once and keeps only text.
@@ -153,7 +154,7 @@ def list_resource_providers(req):
     cache_headers = version >= microversion.CACHE_HEADERS
     try:
         with util.collector_paused():
-            chunks, newest = rp_obj.render_providers(
+            chunks, newest = provider_listing.render_providers(
                 ctx, _rows_renderer(req), name=params.get('name'),
                 uuid=params.get('uuid'), in_tree=params.get('in_tree'),
                 member_of=member_of, required=required,

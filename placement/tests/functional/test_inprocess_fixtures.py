@@ -29,6 +29,7 @@ from placement import conf as placement_conf
 from placement import context
 from placement.db import api as db_api
 from placement import direct
+from placement.objects import provider_listing
 from placement.objects import resource_class
 from placement.objects import resource_provider
 from placement.tests import fixtures as placement_fixtures
@@ -223,7 +224,7 @@ class TestPlacementFixture(FixtureTestCase):
             'POST', fixture.endpoint + '/resource_providers',
             json={'name': 'seen-by-the-fixture'})
         self.assertEqual(200, resp.status_code, resp.text)
-        found = resource_provider.list_providers(
+        found = provider_listing.list_providers(
             context.AdminContext(database.db))
         self.assertEqual(['seen-by-the-fixture'], [p.name for p in found])
 
@@ -324,7 +325,7 @@ class TestDatabaseFixture(FixtureTestCase):
         resource_provider.create(context.AdminContext(one.db),
                                  str(uuid.uuid4()), 'in-one')
         two = self.useFixture(placement_fixtures.Database(conf_fixture))
-        self.assertEqual([], resource_provider.list_providers(
+        self.assertEqual([], provider_listing.list_providers(
             context.AdminContext(two.db)))
 
     def test_a_disposed_database_can_be_freed(self):

@@ -18,6 +18,7 @@ from placement import context
 from placement.db import api as db_api
 from placement.db import failures
 from placement import exception
+from placement.objects import provider_listing
 from placement.objects import resource_provider
 from placement.tests import fixtures
 
@@ -59,7 +60,7 @@ def _create(ctx, name):
 
 
 def _names(ctx):
-    return {rp.name for rp in resource_provider.list_providers(ctx)}
+    return {rp.name for rp in provider_listing.list_providers(ctx)}
 
 
 def test_conflicts_at_commit_rerun_the_whole_transaction(db):

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from placement import context
 from placement.db import api as db_api
 from placement import exception
+from placement.objects import provider_listing
 from placement.objects import resource_provider
 from placement.tests import fixtures
 
@@ -56,7 +57,7 @@ def _create(db, name):
 
 
 def _names(db):
-    return {rp.name for rp in resource_provider.list_providers(
+    return {rp.name for rp in provider_listing.list_providers(
         context.AdminContext(db))}
 
 

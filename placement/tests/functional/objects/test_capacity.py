@@ -11,6 +11,7 @@ from placement.objects import allocation as alloc_obj
 from placement.objects.candidates import provider_index
 from placement.objects import capacity
 from placement.objects import inventory as inv_obj
+from placement.objects import provider_listing
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 
@@ -60,7 +61,7 @@ def _expected(amount):
 
 
 def _by_sql(ctx, amount):
-    return {p.name for p in rp_obj.list_providers(
+    return {p.name for p in provider_listing.list_providers(
         ctx, resources={'VCPU': amount})}
 
 

@@ -14,6 +14,7 @@ from placement.db import tables
 from placement.objects.candidates import provider_index
 from placement.objects import inventory as inv_obj
 from placement.objects import listed_rows
+from placement.objects import provider_listing
 from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures
 
@@ -29,7 +30,7 @@ def _read(ctx):
 
 def _kept(ctx):
     """The listing from the process's kept rows."""
-    return [tuple(row) for row in rp_obj.list_providers(ctx)]
+    return [tuple(row) for row in provider_listing.list_providers(ctx)]
 
 
 def _sql(ctx, stmt):
@@ -70,11 +71,11 @@ def test_a_provider_given_an_older_id_is_listed_in_id_order(ctx):
     first, second = (rp_obj.create(ctx, str(uuid.uuid4()), name)
                      for name in ('first', 'second'))
     rp_obj.destroy(ctx, first.uuid)
-    assert [row.name for row in rp_obj.list_providers(ctx)] == ['second']
+    assert [row.name for row in provider_listing.list_providers(ctx)] == ['second']
     _sql(ctx, sa.insert(_RP).values(
         id=first.id, uuid=str(uuid.uuid4()), name='again', generation=0,
         root_provider_id=first.id))
-    assert [row.name for row in rp_obj.list_providers(ctx)] == [
+    assert [row.name for row in provider_listing.list_providers(ctx)] == [
         'again', 'second']
     assert _kept(ctx) == _read(ctx)
 
@@ -84,7 +85,7 @@ def test_resources_listing_takes_the_kept_rows_of_the_fitting(ctx):
                   for name in ('small', 'big'))
     for provider, total in ((small, 2), (big, 8)):
         inv_obj.replace_all(ctx, provider, {'VCPU': {'total': total}})
-    listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    listed = provider_listing.list_providers(ctx, resources={'VCPU': 4})
     assert [tuple(row) for row in listed] == [
         row for row in _read(ctx) if row[2] == 'big']
 
@@ -151,7 +152,7 @@ def test_one_per_process_and_database(tmp_path):
 
 def test_memory_per_provider_is_bounded(ctx):
     scale.bulk_load(str(ctx.db.engine.url), scale.flat_providers(1000))
-    rp_obj.list_providers(ctx)  # statements compiled, caches warm
+    provider_listing.list_providers(ctx)  # statements compiled, caches warm
     with ctx.db.transaction(write=False) as conn:
         # The same kind of transaction and refresh once, thrown away: what
         # it builds only once per process is not held per provider.
@@ -222,10 +223,10 @@ def test_a_filtered_listing_reads_the_change_log_once(
             provider_index.of(ctx.db).refresh(conn)
         _open_gap(ctx)
         inv_obj.replace_all(ctx, small, {'VCPU': {'total': 3}})
-    rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    provider_listing.list_providers(ctx, resources={'VCPU': 4})
     reads = _log_reads(monkeypatch)
     inv_obj.replace_all(ctx, small, {'VCPU': {'total': 6}})
-    listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    listed = provider_listing.list_providers(ctx, resources={'VCPU': 4})
     assert [row.name for row in listed] == ['small', 'big']
     # The index and the kept rows were at the same place in the log.
     assert len(reads) == 1
@@ -234,13 +235,13 @@ def test_a_filtered_listing_reads_the_change_log_once(
 def test_kept_rows_behind_the_index_still_follow_every_write(
         ctx, monkeypatch, unchecked_followers):
     _small, big = _sized(ctx)
-    rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    provider_listing.list_providers(ctx, resources={'VCPU': 4})
     rp_obj.update(ctx, big, 'renamed')
     # Candidates refresh the index alone: it is ahead of the kept rows.
     with ctx.db.transaction(write=False) as conn:
         provider_index.of(ctx.db).refresh(conn)
     reads = _log_reads(monkeypatch)
-    listed = rp_obj.list_providers(ctx, resources={'VCPU': 4})
+    listed = provider_listing.list_providers(ctx, resources={'VCPU': 4})
     assert [tuple(row) for row in listed] == [
         row for row in _read(ctx) if row[2] == 'renamed']
     assert len(reads) == 2 and reads[0] != reads[1]
@@ -281,10 +282,10 @@ def test_a_filtered_listing_shows_a_provider_made_since(ctx):
     yet) until a listing finds it: then it is read and listed."""
     small = rp_obj.create(ctx, str(uuid.uuid4()), 'small')
     inv_obj.replace_all(ctx, small, {'VCPU': {'total': 2}})
-    assert rp_obj.list_providers(ctx, resources={'VCPU': 4}) == []
+    assert provider_listing.list_providers(ctx, resources={'VCPU': 4}) == []
     big = rp_obj.create(ctx, str(uuid.uuid4()), 'big')
     inv_obj.replace_all(ctx, big, {'VCPU': {'total': 8}})
-    assert [row.name for row in rp_obj.list_providers(
+    assert [row.name for row in provider_listing.list_providers(
         ctx, resources={'VCPU': 4})] == ['big']
     assert _kept(ctx) == _read(ctx)
 

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from placement.db import tables
 from placement import exception
+from placement.objects import provider_listing
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 
@@ -81,7 +82,7 @@ def test_index_answer_matches_sql_on_random_clouds(ctx, seed):
     for _ in range(40):
         resources = {name: rng.randint(1, 40)
                      for name in rng.sample(CLASSES, rng.randint(1, 3))}
-        got = [p.id for p in rp_obj.list_providers(ctx, resources=resources)]
+        got = [p.id for p in provider_listing.list_providers(ctx, resources=resources)]
         assert got == _sql_answer(ctx, class_ids, resources), resources
 
 
@@ -92,45 +93,45 @@ def test_many_fitting_providers_are_filtered_after_reading(ctx, monkeypatch):
     resources = {'VCPU': 4}
     expected = _sql_answer(ctx, class_ids, resources)
     assert len(expected) > 3
-    monkeypatch.setattr(rp_obj, '_MAX_IDS_IN_QUERY', 3)
-    got = [p.id for p in rp_obj.list_providers(ctx, resources=resources)]
+    monkeypatch.setattr(provider_listing, '_MAX_IDS_IN_QUERY', 3)
+    got = [p.id for p in provider_listing.list_providers(ctx, resources=resources)]
     assert got == expected
 
 
 def test_writes_after_a_listing_are_seen(ctx):
     cn = rp_obj.create(ctx, str(uuid.uuid4()), 'cn')
-    assert rp_obj.list_providers(ctx, resources={'VCPU': 1}) == []
+    assert provider_listing.list_providers(ctx, resources={'VCPU': 1}) == []
     vcpu = rc_obj.ids_by_name(ctx, ['VCPU'])['VCPU']
     with ctx.db.transaction(write=True) as conn:
         conn.execute(sa.insert(tables.inventories).values(
             resource_provider_id=cn.id, resource_class_id=vcpu, total=4,
             reserved=0, min_unit=1, max_unit=4, step_size=1,
             allocation_ratio=1.0))
-    assert [p.name for p in rp_obj.list_providers(
+    assert [p.name for p in provider_listing.list_providers(
         ctx, resources={'VCPU': 4})] == ['cn']
     with ctx.db.transaction(write=True) as conn:
         conn.execute(sa.insert(tables.allocations).values(
             resource_provider_id=cn.id, resource_class_id=vcpu,
             consumer_id=str(uuid.uuid4()), used=1))
-    assert rp_obj.list_providers(ctx, resources={'VCPU': 4}) == []
-    assert [p.name for p in rp_obj.list_providers(
+    assert provider_listing.list_providers(ctx, resources={'VCPU': 4}) == []
+    assert [p.name for p in provider_listing.list_providers(
         ctx, resources={'VCPU': 3})] == ['cn']
 
 
 def test_unknown_class_is_reported_in_request_order(ctx):
     with pytest.raises(exception.ResourceClassNotFound) as caught:
-        rp_obj.list_providers(ctx, resources={'VCPU': 1, 'CUSTOM_NOPE': 1,
+        provider_listing.list_providers(ctx, resources={'VCPU': 1, 'CUSTOM_NOPE': 1,
                                               'CUSTOM_ALSO_NOPE': 1})
     assert 'CUSTOM_NOPE' in str(caught.value)
     assert 'ALSO' not in str(caught.value)
 
 
 def test_class_created_after_the_index_loaded_is_found(ctx):
-    rp_obj.list_providers(ctx, resources={'VCPU': 1})
+    provider_listing.list_providers(ctx, resources={'VCPU': 1})
     with pytest.raises(exception.ResourceClassNotFound):
-        rp_obj.list_providers(ctx, resources={'CUSTOM_LATE': 1})
+        provider_listing.list_providers(ctx, resources={'CUSTOM_LATE': 1})
     rc_obj.create(ctx, 'CUSTOM_LATE')
-    assert rp_obj.list_providers(ctx, resources={'CUSTOM_LATE': 1}) == []
+    assert provider_listing.list_providers(ctx, resources={'CUSTOM_LATE': 1}) == []
 
 
 def _shown(provider):
@@ -144,18 +145,18 @@ def test_part_of_a_tree_names_its_parents_and_roots(ctx, monkeypatch,
                                                     max_ids, chunk):
     # Parents and roots outside the listing (or its chunk) are named too,
     # whether fitting providers are filtered by SQL or after reading.
-    monkeypatch.setattr(rp_obj, '_MAX_IDS_IN_QUERY', max_ids)
-    monkeypatch.setattr(rp_obj, 'LISTING_CHUNK', chunk)
+    monkeypatch.setattr(provider_listing, '_MAX_IDS_IN_QUERY', max_ids)
+    monkeypatch.setattr(provider_listing, 'LISTING_CHUNK', chunk)
     rng = random.Random(11)
     _random_cloud(ctx, rng, 50)
-    everything = {p.id: p for p in rp_obj.list_providers(ctx)}
+    everything = {p.id: p for p in provider_listing.list_providers(ctx)}
     assert len(everything) == 50
     for resources in ({'VCPU': 1}, {'DISK_GB': 2}, {'MEMORY_MB': 1}):
-        for listed in rp_obj.list_providers(ctx, resources=resources):
+        for listed in provider_listing.list_providers(ctx, resources=resources):
             assert listed == everything[listed.id]
     for provider in everything.values():
         assert provider[:6] == _shown(rp_obj.get_by_uuid(ctx, provider.uuid))
-        (alone,) = rp_obj.list_providers(ctx, uuid=provider.uuid)
+        (alone,) = provider_listing.list_providers(ctx, uuid=provider.uuid)
         assert alone == provider
 
 
@@ -164,7 +165,7 @@ def test_a_parent_created_after_its_child_is_named(ctx):
     child = rp_obj.create(ctx, str(uuid.uuid4()), 'child')
     parent = rp_obj.create(ctx, str(uuid.uuid4()), 'parent')
     rp_obj.update(ctx, child, 'child', parent.uuid, allow_reparent=True)
-    listed = {row.name: row for row in rp_obj.list_providers(ctx)}
+    listed = {row.name: row for row in provider_listing.list_providers(ctx)}
     assert listed['child'].parent_uuid == parent.uuid
     assert listed['child'].root_uuid == parent.uuid
     assert listed['parent'].root_uuid == parent.uuid

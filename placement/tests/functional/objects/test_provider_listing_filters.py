@@ -17,6 +17,7 @@ from placement.db import tables
 from placement import exception
 from placement.handlers import params
 from placement.objects import aggregate as aggregate_obj
+from placement.objects import provider_listing
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
 from placement.objects import trait as trait_obj
@@ -48,7 +49,7 @@ def _allocate(ctx, provider, rc, used):
 
 
 def _names(ctx, **filters):
-    return [p.name for p in rp_obj.list_providers(ctx, **filters)]
+    return [p.name for p in provider_listing.list_providers(ctx, **filters)]
 
 
 # -- resources ---------------------------------------------------------------
@@ -109,7 +110,7 @@ def test_overcommitted_provider_matches_nothing(ctx):
 
 def test_unknown_class_reports_the_first(ctx):
     with pytest.raises(exception.ResourceClassNotFound) as caught:
-        rp_obj.list_providers(ctx, resources={VCPU: 1, 'NOPE_B': 1,
+        provider_listing.list_providers(ctx, resources={VCPU: 1, 'NOPE_B': 1,
                                               'NOPE_A': 1})
     assert str(caught.value) == 'No such resource class NOPE_B.'
 
@@ -140,29 +141,29 @@ def test_a_tree_is_listed_in_creation_order_after_its_root_changed(ctx):
 
 def test_unknown_tree_answers_before_traits_are_looked_up(ctx):
     required = params.parse_required(['CUSTOM_NOPE'], (1, 39))
-    assert rp_obj.list_providers(ctx, in_tree=str(uuid.uuid4()),
+    assert provider_listing.list_providers(ctx, in_tree=str(uuid.uuid4()),
                                  required=required) == []
     with pytest.raises(exception.TraitNotFound):
-        rp_obj.list_providers(ctx, required=required)
+        provider_listing.list_providers(ctx, required=required)
 
 
 def test_unknown_aggregates_answer_before_classes_are_looked_up(ctx):
     member_of = params.parse_member_of([str(uuid.uuid4())], (1, 39))
-    assert rp_obj.list_providers(ctx, member_of=member_of,
+    assert provider_listing.list_providers(ctx, member_of=member_of,
                                  resources={'NOPE': 1}) == []
     # A known aggregate lets the class lookup complain.
     agg = str(uuid.uuid4())
     aggregate_obj.set_provider_aggregates(ctx, _new(ctx, 'in'), [agg])
     known = params.parse_member_of([agg], (1, 39))
     with pytest.raises(exception.ResourceClassNotFound):
-        rp_obj.list_providers(ctx, member_of=known, resources={'NOPE': 1})
+        provider_listing.list_providers(ctx, member_of=known, resources={'NOPE': 1})
 
 
 def test_traits_are_looked_up_before_aggregates(ctx):
     required = params.parse_required(['!CUSTOM_NOPE'], (1, 39))
     member_of = params.parse_member_of([str(uuid.uuid4())], (1, 39))
     with pytest.raises(exception.TraitNotFound) as caught:
-        rp_obj.list_providers(ctx, required=required, member_of=member_of)
+        provider_listing.list_providers(ctx, required=required, member_of=member_of)
     assert str(caught.value) == 'No such trait(s): CUSTOM_NOPE.'
 
 

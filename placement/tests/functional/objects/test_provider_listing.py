@@ -10,6 +10,7 @@ import sqlalchemy as sa
 import webob
 
 from placement.db import tables
+from placement.objects import provider_listing
 from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures
 
@@ -39,12 +40,12 @@ def three(ctx):
 @pytest.mark.parametrize('chunk', [1, 2, 1000])
 def test_newest_is_the_latest_update_else_creation(ctx, three, monkeypatch,
                                                    chunk):
-    monkeypatch.setattr(rp_obj, 'LISTING_CHUNK', chunk)
-    chunks, newest = rp_obj.render_providers(ctx, list, changed=True)
+    monkeypatch.setattr(provider_listing, 'LISTING_CHUNK', chunk)
+    chunks, newest = provider_listing.render_providers(ctx, list, changed=True)
     assert newest == _T0 + datetime.timedelta(hours=3)
     assert [len(c) for c in chunks] == {1: [1, 1, 1], 2: [2, 1],
                                         1000: [3]}[chunk]
-    _chunks, newest = rp_obj.render_providers(
+    _chunks, newest = provider_listing.render_providers(
         ctx, list, uuid=three[2].uuid, changed=True)
     assert newest == _T0 + datetime.timedelta(hours=2)
 
@@ -53,13 +54,13 @@ def test_newest_is_the_latest_update_else_creation(ctx, three, monkeypatch,
 def test_newest_only_when_asked_for(ctx, three, filters):
     # Rows carry their change time either way (kept rows and read rows
     # alike); ``changed`` only asks for the newest.
-    chunks, newest = rp_obj.render_providers(ctx, list, **filters)
+    chunks, newest = provider_listing.render_providers(ctx, list, **filters)
     assert newest is None
     assert None not in {row.changed for chunk in chunks for row in chunk}
 
 
 def test_nothing_listed_has_no_newest(ctx, three):
-    assert rp_obj.render_providers(ctx, list, name='nope',
+    assert provider_listing.render_providers(ctx, list, name='nope',
                                    changed=True) == ([], None)
 
 
@@ -67,7 +68,7 @@ def test_filtered_after_reading_newest_is_among_the_fitting(ctx, three,
                                                            monkeypatch):
     # The resources filter past the IN-list bound filters rows in Python:
     # only the fitting ones count for Last-Modified.
-    monkeypatch.setattr(rp_obj, '_MAX_IDS_IN_QUERY', 0)
+    monkeypatch.setattr(provider_listing, '_MAX_IDS_IN_QUERY', 0)
     with ctx.db.transaction(write=True) as conn:
         class_id = conn.execute(sa.select(tables.resource_classes.c.id).where(
             tables.resource_classes.c.name == 'VCPU')).scalar()
@@ -77,7 +78,7 @@ def test_filtered_after_reading_newest_is_among_the_fitting(ctx, three,
                 total=4, reserved=0, min_unit=1, max_unit=4, step_size=1,
                 allocation_ratio=1.0))
     # Inserting inventories does not change the providers' rows.
-    chunks, newest = rp_obj.render_providers(ctx, list,
+    chunks, newest = provider_listing.render_providers(ctx, list,
                                              resources={'VCPU': 1},
                                              changed=True)
     assert [row.name for chunk in chunks for row in chunk] == ['rp0', 'rp2']

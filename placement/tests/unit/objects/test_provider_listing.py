@@ -5,7 +5,7 @@ import types
 
 import pytest
 
-from placement.objects import resource_provider as rp_obj
+from placement.objects import provider_listing
 
 
 @pytest.mark.parametrize('seed', range(20))
@@ -24,8 +24,8 @@ def test_filtering_among_some_providers_equals_intersecting_after(seed):
     forbidden = set(rng.sample(range(8), rng.randrange(3)))
     among = set(rng.sample(sorted(providers), rng.randrange(30)))
     kept = set(among)
-    narrowed = rp_obj._every(index, terms, forbidden, holders, among)
-    assert narrowed == among & rp_obj._every(index, terms, forbidden,
+    narrowed = provider_listing._every(index, terms, forbidden, holders, among)
+    assert narrowed == among & provider_listing._every(index, terms, forbidden,
                                              holders)
     assert among == kept
     assert narrowed is not among

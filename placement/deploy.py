@@ -1,7 +1,7 @@
 """Build the WSGI application: database, start-up work, middleware stack.
 
-Order of layers, outermost first (api-ref/design.rst): proxy headers,
-request metrics, request id and log, CORS, trusted-network mark,
+Order of layers, outermost first (api-ref/design.rst): trusted-network
+mark, proxy headers, request metrics, request id and log, CORS,
 authentication, context, fault wrapper, health check, microversion, body
 size limit, application.
 """
@@ -132,8 +132,6 @@ def build_app(conf, db):
         app = auth.NoAuth(app)
     else:
         app = auth.KeystoneAuth(app, conf)
-    if conf.metrics.enabled:
-        app = trusted_network.TrustedNetwork(app, conf.metrics.trusted_networks)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
     app = requestlog.RequestLog(app)
@@ -142,6 +140,11 @@ def build_app(conf, db):
                                              route_table.ROUTES)
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    if conf.metrics.enabled:
+        # Outermost: it must see the direct peer, before HTTPProxyToWSGI
+        # rewrites REMOTE_ADDR from headers any client can send.
+        app = trusted_network.TrustedNetwork(
+            app, conf.metrics.trusted_networks, conf.metrics.trusted_proxies)
     return app
 
 

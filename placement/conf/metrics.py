@@ -15,9 +15,20 @@ OPTS = [
                      'auth_strategy says. Everyone else authenticates and '
                      'needs the placement:metrics:read or '
                      'placement:capacity:read policy rule. The address '
-                     'checked is the direct peer (REMOTE_ADDR): behind a '
-                     'reverse proxy on the same host, block both paths '
-                     'in the proxy or set this to an empty list.'),
+                     'checked is the direct TCP peer, never one a header '
+                     'names: a request carrying Forwarded, '
+                     'X-Forwarded-For or X-Real-IP is trusted only when '
+                     'it comes from one of trusted_proxies.'),
+    cfg.ListOpt('trusted_proxies', default=[],
+                help='Addresses or networks (CIDR) of reverse proxies '
+                     'whose forwarding headers (Forwarded, '
+                     'X-Forwarded-For, X-Real-IP) are believed for the '
+                     'token-less reads above: a request from one of them '
+                     'is trusted when every such header it carries names '
+                     'a client in trusted_networks (the nearest address '
+                     'not itself a trusted proxy), and never without '
+                     'one. Empty (the default): no header is believed, '
+                     'and a request carrying one needs a token.'),
     cfg.IntOpt('capacity_refresh_interval', default=60, min=0,
                help='Seconds the capacity gauges of GET /metrics and the '
                     'data of GET /capacity are reused before the tables '

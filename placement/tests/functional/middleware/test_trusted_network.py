@@ -161,3 +161,91 @@ def test_keystone_tokens_and_trusted_scrapers(keystone_app, path):
     resp = _call(keystone_app, 'GET', path)
     assert resp.status_int == 200
     assert SECRET_NAME in resp.text
+
+
+# -- forwarding headers: the direct peer decides, proxies only when named --
+
+SPOOFS = [
+    {'x-forwarded-for': '127.0.0.1'},
+    {'forwarded': 'for=127.0.0.1'},
+    {'forwarded': 'for="[::1]:4711"'},
+    {'x-real-ip': '127.0.0.1'},
+]
+
+
+def _proxied_app(db, **overrides):
+    overrides.setdefault('metrics__capacity_refresh_interval', 0)
+    return fixtures.new_app(fixtures.new_conf(
+        oslo_middleware__enable_proxy_headers_parsing=True, **overrides), db)
+
+
+@pytest.fixture
+def proxied_db():
+    db, cleanup = fixtures.new_database()
+    _populate(fixtures.new_app(fixtures.new_conf(), db), 'admin')
+    yield db
+    cleanup()
+
+
+@pytest.mark.parametrize('headers', SPOOFS)
+@pytest.mark.parametrize('path', PAGES)
+def test_forwarding_headers_from_outside_are_not_believed(
+        proxied_db, path, headers):
+    app = _proxied_app(proxied_db, metrics__trusted_networks=['127.0.0.1/32'])
+    resp = _call(app, 'GET', path, remote='203.0.113.9', headers=headers)
+    assert resp.status_int == 401
+    assert SECRET_NAME not in resp.text
+
+
+@pytest.mark.parametrize('headers', SPOOFS)
+def test_forwarding_headers_without_proxy_parsing_are_not_believed(
+        proxied_db, headers):
+    # From loopback itself: a local reverse proxy passing a client on.
+    app = fixtures.new_app(fixtures.new_conf(), proxied_db)
+    assert _call(app, 'GET', '/capacity', headers=headers).status_int == 401
+    app = _proxied_app(proxied_db)
+    assert _call(app, 'GET', '/metrics', headers=headers).status_int == 401
+
+
+def test_a_named_proxy_forwards_trusted_clients(proxied_db):
+    app = _proxied_app(proxied_db,
+                       metrics__trusted_networks=['192.0.2.0/24'],
+                       metrics__trusted_proxies=['10.0.0.5', '10.9.0.0/16'])
+
+    def status(remote, headers):
+        return _call(app, 'GET', '/capacity', remote=remote,
+                     headers=headers).status_int
+    # The client the proxy heard from is trusted.
+    assert status('10.0.0.5', {'x-forwarded-for': '192.0.2.7'}) == 200
+    assert status('10.0.0.5', {'x-real-ip': '192.0.2.7'}) == 200
+    assert status('10.0.0.5', {'forwarded': 'for=192.0.2.7;proto=https'}
+                  ) == 200
+    # Through a chain of named proxies, the nearest outside address counts.
+    assert status('10.0.0.5',
+                  {'x-forwarded-for': '198.51.100.1, 192.0.2.7, 10.9.1.1'}
+                  ) == 200
+    # A client that prepends a trusted address fools nobody.
+    assert status('10.0.0.5', {'x-forwarded-for': '192.0.2.7, 203.0.113.9'}
+                  ) == 401
+    assert status('10.0.0.5', {'forwarded': 'for=192.0.2.7, for=203.0.113.9'}
+                  ) == 401
+    # Every forwarding header must agree; one the proxy did not set
+    # cannot vouch for a client the proxy did name.
+    assert status('10.0.0.5', {'x-forwarded-for': '203.0.113.9',
+                               'x-real-ip': '192.0.2.7'}) == 401
+    assert status('10.0.0.5', {'forwarded': 'for=unknown'}) == 401
+    # The proxy itself must name the client; others may not forward.
+    assert status('10.0.0.5', {}) == 401
+    assert status('192.0.2.8', {'x-forwarded-for': '192.0.2.7'}) == 401
+    # Directly, a trusted client still needs nothing.
+    assert status('192.0.2.7', {}) == 200
+
+
+def test_a_named_proxy_needs_proxy_parsing_only_for_the_rest(proxied_db):
+    # The decision does not depend on HTTPProxyToWSGI being on.
+    app = fixtures.new_app(fixtures.new_conf(
+        metrics__trusted_proxies=['127.0.0.1'],
+        metrics__capacity_refresh_interval=0), proxied_db)
+    assert _call(app, 'GET', '/metrics',
+                 headers={'x-forwarded-for': '127.0.0.2'}).status_int == 200
+    assert _call(app, 'GET', '/metrics').status_int == 401

@@ -2,8 +2,8 @@
 
 Order of layers, outermost first (api-ref/design.rst): trusted-network
 mark, proxy headers, request metrics, request id and log, CORS,
-authentication, context, fault wrapper, health check, microversion, body
-size limit, application.
+authentication, context, fault wrapper, health check, microversion, request
+line and body size limits, application.
 """
 
 import logging
@@ -122,6 +122,7 @@ def build_app(conf, db):
     app = dispatch.Dispatcher(route_table.ROUTES)
     app = body_limit.BodySizeLimit(
         app, conf.oslo_middleware.max_request_body_size)
+    app = body_limit.RequestLineLimit(app, conf.api.max_request_line)
     app = version_middleware.Microversion(app)
     # Inside the context (details by policy), outside microversions.
     app = healthcheck.HealthCheck(app, healthcheck.DatabaseProbe(

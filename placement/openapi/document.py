@@ -24,8 +24,9 @@ VERSION_HEADER = 'OpenStack-API-Version'
 
 #: Statuses any operation may answer with the error document: a bad
 #: version header or query (400), no or bad token (401), policy (403),
-#: unacceptable version or Accept (406), database unavailable (503).
-COMMON_ERRORS = (400, 401, 403, 406, 503)
+#: unacceptable version or Accept (406), request line too long (414,
+#: ``[api] max_request_line``), database unavailable (503).
+COMMON_ERRORS = (400, 401, 403, 406, 414, 503)
 #: Statuses of operations that read a body: too large, not JSON.
 BODY_ERRORS = (413, 415)
 #: Statuses of operations that write: a write that keeps losing to

@@ -87,6 +87,10 @@ class RequestEntityTooLarge(_PlacementError,
     pass
 
 
+class RequestURITooLong(_PlacementError, webob.exc.HTTPRequestURITooLong):
+    pass
+
+
 class ServiceUnavailable(_PlacementError,
                          webob.exc.HTTPServiceUnavailable):
     """503 with ``Retry-After``: the request may succeed if sent later."""

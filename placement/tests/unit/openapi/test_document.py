@@ -99,7 +99,7 @@ def test_statuses_per_operation():
     paths = contract_check.service_document(microversion.MAX_VERSION)['paths']
     delete = paths['/resource_providers/{uuid}']['delete']['responses']
     assert sorted(delete) == ['204', '400', '401', '403', '404', '406',
-                              '409', '503']
+                              '409', '414', '503']
     assert delete['409'] == {'$ref': '#/components/responses/error'}
     old = contract_check.service_document(microversion.Version(1, 19))['paths']
     assert '201' in old['/resource_providers']['post']['responses']

@@ -195,3 +195,13 @@ class ClaimCandidatesTaken(PlacementException):
     """Every candidate a claim wrote was refused."""
     msg_fmt = ('Concurrent writes took the capacity of the %(tried)d '
                'candidates tried.')
+
+
+class CandidateSearchTooLarge(PlacementException):
+    """The candidates search of one request would take more steps than
+    ``[placement] max_candidate_search_steps`` allows."""
+    msg_fmt = ('The allocation candidates search gave up after %(limit)d '
+               'steps ([placement] max_candidate_search_steps): its '
+               'request groups match too many providers, or cannot be '
+               'combined, within that bound. Send fewer groups, or a '
+               'limit.')

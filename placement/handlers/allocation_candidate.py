@@ -58,13 +58,14 @@ def list_allocation_candidates(req):
     ctx = util.context(req)
     ctx.can('placement:allocation_candidates:list')
     version = util.version(req)
-    request = parse_request(req, version)
     conf = ctx.config.placement
+    request = parse_request(req, version, conf)
     options = ac_obj.Options(
         max_candidates=conf.max_allocation_candidates,
         randomize=conf.randomize_allocation_candidates,
         breadth_first=(conf.allocation_candidates_generation_strategy
-                       == 'breadth-first'))
+                       == 'breadth-first'),
+        max_search_steps=conf.max_candidate_search_steps)
     requested = {rc for g in request.groups for rc in g.resources}
     with unknown_names_rejected(), util.collector_paused():
         # Encoded while the collector is paused: what is built for it
@@ -76,11 +77,13 @@ def list_allocation_candidates(req):
     return util.json_response(req, body, last_modified=util.now())
 
 
-def parse_request(req, version):
+def parse_request(req, version, conf):
     """The query of ``req`` as an ``engine.Request``, or
     the 400 its first error earns (unknown names are found later, by
-    the engine: see ``unknown_names_rejected``)."""
+    the engine: see ``unknown_names_rejected``). ``conf`` is the
+    ``[placement]`` group, whose bounds the query must keep."""
     params = util.validate_query(req, microversion.choose(version, SCHEMAS))
+    _check_group_count(params, conf.max_request_groups)
     limit = _limit(params)
     isolate = params.getall('group_policy')[:1] == ['isolate']
     root_required, root_forbidden = _root_required(params)
@@ -94,11 +97,13 @@ def parse_request(req, version):
         raise errors.BadRequest(
             'The "group_policy" parameter is required when specifying more '
             'than one "resources{N}" parameter.')
-    return ac_obj.Request(
+    request = ac_obj.Request(
         groups=[g.to_request_group() for g in groups], isolate=isolate,
         root_required=root_required, root_forbidden=root_forbidden,
         same_subtree=same_subtree, limit=limit,
         nested_aware=version >= microversion.NESTED_CANDIDATES)
+    _check_term_count(request, conf.max_request_terms)
+    return request
 
 
 @contextlib.contextmanager
@@ -111,6 +116,40 @@ def unknown_names_rejected():
             'Invalid resource class in resources parameter: %s' % exc)
     except exception.TraitNotFound as exc:
         raise errors.BadRequest(str(exc))
+    except exception.CandidateSearchTooLarge as exc:
+        raise errors.BadRequest(str(exc), code=errors.QUERY_TOO_LARGE)
+
+
+# -- bounds on one query's work (behaviour-choices, 'Bounded candidates
+# queries') ---------------------------------------------------------------------
+
+def _too_large(count, what, option, limit):
+    raise errors.BadRequest(
+        'The query names %d %s, more than [placement] %s (%d) allows.'
+        % (count, what, option, limit), code=errors.QUERY_TOO_LARGE)
+
+
+def _check_group_count(params, limit):
+    """Before any group is parsed: each is matched against every
+    provider."""
+    suffixes = {match.group(2) for match in map(_GROUP_KEY.match, params)
+                if match is not None}
+    if len(suffixes) > limit:
+        _too_large(len(suffixes), 'request groups', 'max_request_groups',
+                   limit)
+
+
+def _check_term_count(request, limit):
+    count = (len(request.root_required) + len(request.root_forbidden)
+             + sum(len(suffixes) for suffixes in request.same_subtree))
+    for group in request.groups:
+        count += (len(group.resources) + len(group.forbidden)
+                  + len(group.forbidden_aggregates)
+                  + sum(len(term) for term in group.required)
+                  + sum(len(term) for term in group.member_of)
+                  + (group.in_tree is not None))
+    if count > limit:
+        _too_large(count, 'terms', 'max_request_terms', limit)
 
 
 # -- request-wide parameters --------------------------------------------------

@@ -24,9 +24,11 @@ from placement.web import util
 def explain_allocation_candidates(req):
     ctx = util.context(req)
     ctx.can('placement:allocation_candidates:explain')
-    request = candidates.parse_request(req, util.version(req))
+    conf = ctx.config.placement
+    request = candidates.parse_request(req, util.version(req), conf)
     with candidates.unknown_names_rejected():
-        found = explain.explain(ctx, request)
+        found = explain.explain(
+            ctx, request, conf.max_candidate_search_steps)
     return util.json_response(req, body(found, request))
 
 

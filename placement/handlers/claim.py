@@ -42,7 +42,8 @@ def create_claim(req):
     ctx.can('placement:claims:create')
     version = util.version(req)
     body = util.json_body(req, schema.POST_V1_38)
-    request = parse_query(body['query'], version)
+    conf = ctx.config.placement
+    request = parse_query(body['query'], version, conf)
     consumer = {
         'uuid': util.normalize_uuid(body['consumer_uuid']),
         'project': body['project_id'],
@@ -50,11 +51,11 @@ def create_claim(req):
         'generation': body['consumer_generation'],
         'consumer_type': body['consumer_type'],
     }
-    conf = ctx.config.placement
     options = ac_obj.Options(
         max_candidates=conf.max_allocation_candidates,
         breadth_first=(conf.allocation_candidates_generation_strategy
-                       == 'breadth-first'))
+                       == 'breadth-first'),
+        max_search_steps=conf.max_candidate_search_steps)
     with candidates.unknown_names_rejected():
         try:
             claimed = claim_obj.claim(
@@ -80,17 +81,19 @@ def create_claim(req):
     })
 
 
-def parse_query(query, version):
+def parse_query(query, version, conf):
     """The ``engine.Request`` of a candidates query string,
     or the 400 GET /allocation_candidates?<query> would answer."""
     encoded = urllib.parse.quote(query, safe=_QUERY_SAFE)
     return candidates.parse_request(
-        webob.Request.blank('/allocation_candidates?' + encoded), version)
+        webob.Request.blank('/allocation_candidates?' + encoded), version,
+        conf)
 
 
 def _why(ctx, request, exc):
     """The refusal's text with the explain reason, when the search still
     finds nothing."""
-    reason = candidate_explain.reason(explain_obj.explain(ctx, request),
-                                      request)
+    reason = candidate_explain.reason(explain_obj.explain(
+        ctx, request, ctx.config.placement.max_candidate_search_steps),
+        request)
     return str(exc) if reason is None else '%s %s' % (exc, reason)

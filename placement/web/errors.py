@@ -25,6 +25,7 @@ QUERY_BAD_VALUE = 'placement.query.bad_value'
 QUERY_MISSING_VALUE = 'placement.query.missing_value'
 DATABASE_UNAVAILABLE = 'placement.database_unavailable'
 CLAIM_NO_CANDIDATES = 'placement.claim.no_candidates'
+QUERY_TOO_LARGE = 'placement.query.too_large'
 
 #: Seconds a client is asked to wait before retrying after a 503.
 RETRY_AFTER = 5

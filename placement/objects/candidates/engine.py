@@ -85,12 +85,15 @@ class Request:
 @dataclasses.dataclass
 class Options:
     """Deployment settings: ``[placement] max_allocation_candidates``,
-    ``randomize_allocation_candidates`` and
-    ``allocation_candidates_generation_strategy``."""
+    ``randomize_allocation_candidates``,
+    ``allocation_candidates_generation_strategy`` and
+    ``max_candidate_search_steps``."""
 
     max_candidates: int = -1
     randomize: bool = False
     breadth_first: bool = False
+    #: ``[placement] max_candidate_search_steps`` (-1: unbounded).
+    max_search_steps: int = -1
 
 
 @dataclasses.dataclass
@@ -174,10 +177,18 @@ def _search(ctx, index, request, options, rng, rendering=None):
     cap = _cap(request.limit, options.max_candidates)
     if rendering is not None and _memorable(index, request, options, names,
                                             resolved, cap):
-        return _remembered(ctx, index, request, names, resolved, root_required,
-                           root_forbidden, rendering, cap)
+        try:
+            return _remembered(ctx, index, request, names, resolved,
+                               root_required, root_forbidden, rendering, cap,
+                               search.Budget(options.max_search_steps))
+        except exception.CandidateSearchTooLarge:
+            # Working out every candidate to keep them took too long;
+            # the few wanted may still be found lazily.
+            if cap is None:
+                raise
     builder = _SpaceBuilder(index, request, names.sharing(),
-                            _shared_classes(resolved), lazy=True, cap=cap)
+                            _shared_classes(resolved), lazy=True, cap=cap,
+                            budget=search.Budget(options.max_search_steps))
     for ids in resolved:
         if not builder.add(ids):
             return EMPTY
@@ -273,7 +284,7 @@ def _memo_key(request, resolved, root_required, root_forbidden, shape,
 
 
 def _remembered(ctx, index, request, names, resolved, root_required,
-                root_forbidden, rendering, cap):
+                root_forbidden, rendering, cap, budget):
     """The Result of a memorable request, from the memo brought up to
     date: the anchors of the trees changed since are searched and
     rendered again (all of them when nothing is kept yet)."""
@@ -290,11 +301,11 @@ def _remembered(ctx, index, request, names, resolved, root_required,
         kept = memo.Kept(index.epoch, index.serial, served)
         kept.replace((), *_rendered_by_anchor(
             index, request, names, resolved, root_required, root_forbidden,
-            (render, describe), None, served))
+            (render, describe), None, served, budget))
     elif changed:
         kept.replace(changed, *_rendered_by_anchor(
             index, request, names, resolved, root_required, root_forbidden,
-            (render, describe), changed, served))
+            (render, describe), changed, served, budget))
     store.keep(key, kept, index)
     rendered, anchors = kept.take(cap)
     if not rendered:
@@ -305,14 +316,16 @@ def _remembered(ctx, index, request, names, resolved, root_required,
 
 
 def _rendered_by_anchor(index, request, names, resolved, root_required,
-                        root_forbidden, rendering, roots, served=None):
+                        root_forbidden, rendering, roots, served=None,
+                        budget=None):
     """({anchor: tuple of rendered candidates}, {anchor: tuple of
     (provider, described summary) of its tree, in id order}) of every
     anchor among ``roots`` (None: all) that has candidates."""
     render, describe = rendering
     builder = _SpaceBuilder(
         index, request, names.sharing(), _shared_classes(resolved),
-        within=None if roots is None else index.trees(roots), served=served)
+        within=None if roots is None else index.trees(roots), served=served,
+        budget=budget)
     for ids in resolved:
         if not builder.add(ids):
             return {}, {}
@@ -460,7 +473,8 @@ class _SpaceBuilder:
     """
 
     def __init__(self, index, request, sharing, shared_classes,
-                 lazy=False, cap=None, within=None, served=None):
+                 lazy=False, cap=None, within=None, served=None,
+                 budget=None):
         self.index = index
         #: ``_served_roots`` of ``sharing``, if the caller has them.
         self._served = served
@@ -475,7 +489,8 @@ class _SpaceBuilder:
             same_subtree=list(request.same_subtree),
             one_provider_per_tree=(not request.nested_aware
                                    and bool(index.nested)),
-            shared_classes=shared_classes)
+            shared_classes=shared_classes,
+            budget=budget or search.Budget())
 
     def add(self, ids):
         """Add ``ids``'s plan; False if the group matches nothing."""
@@ -499,6 +514,7 @@ class _SpaceBuilder:
             partials.update(spread)
         if not partials:
             return False
+        self.space.budget.spend(len(partials))
         self.space.groups.append(search.GroupPlan(
             group.suffix, partials, single=not spread))
         return True
@@ -651,7 +667,8 @@ class _SpaceBuilder:
                     if _pair_allowed(ids, index.aggregates, provider,
                                      anchor):
                         pairs[anchor][rc].add(provider)
-        return {anchor: _combinations(ids, per_class, index.traits)
+        return {anchor: _combinations(ids, per_class, index.traits,
+                                      self.space.budget)
                 for anchor, per_class in pairs.items()
                 if len(per_class) == len(ids.amounts)}
 
@@ -761,10 +778,10 @@ def _note_rooms(index, room, provider, classes):
         room[provider, rc] = index.room(provider, rc)
 
 
-def _combinations(ids, per_class, traits):
+def _combinations(ids, per_class, traits, budget):
     """The unsuffixed group's partials at one anchor, lazily: one
     provider per class, together holding a trait of each required
-    term."""
+    term. Each combination tried is a step of ``budget``."""
     classes = sorted(per_class)
     choices = [sorted(per_class[rc]) for rc in classes]
     hint = 1
@@ -773,6 +790,9 @@ def _combinations(ids, per_class, traits):
 
     def generate():
         for chosen in itertools.product(*choices):
+            budget.left -= 1
+            if not budget.left:
+                budget.exhausted()
             if ids.required:
                 have = set().union(*(traits[p] for p in chosen))
                 if not all(term & have for term in ids.required):

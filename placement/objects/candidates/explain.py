@@ -60,16 +60,17 @@ class Explanation:
 
 
 @db_api.reader
-def explain(ctx, request):
+def explain(ctx, request, max_search_steps=-1):
     """The Explanation of ``request``; raises ResourceClassNotFound or
-    TraitNotFound for unknown names, as ``find`` does."""
+    TraitNotFound for unknown names, and CandidateSearchTooLarge past
+    ``max_search_steps``, as ``find`` does."""
     index = provider_index.of(ctx.db)
     with index.lock:
         index.refresh(ctx.conn)
-        return _explain(ctx, index, request)
+        return _explain(ctx, index, request, max_search_steps)
 
 
-def _explain(ctx, index, request):
+def _explain(ctx, index, request, max_search_steps=-1):
     names = ac._Names(ctx, index, request)
     root_required = names.trait_ids(request.root_required)
     root_forbidden = names.trait_ids(request.root_forbidden)
@@ -82,7 +83,8 @@ def _explain(ctx, index, request):
             break
     funnels = [_funnel(index, names, group) for group in request.groups]
     steps, at_least = _combine(index, request, names, resolved, funnels,
-                               root_required, root_forbidden)
+                               root_required, root_forbidden,
+                               search.Budget(max_search_steps))
     result = Explanation(funnels, steps, at_least)
     if steps[-1].count:
         return result
@@ -175,12 +177,13 @@ def _drop(steps, pool, kind, subject, excluded):
 
 
 def _combine(index, request, names, resolved, funnels, root_required,
-             root_forbidden):
+             root_forbidden, budget):
     """Each group's ``trees`` step and the request-wide steps, from the
     real search space."""
     builder = ac._SpaceBuilder(index, request, names.sharing(),
                                ac._shared_classes(
-                                   [ids for ids in resolved if ids]))
+                                   [ids for ids in resolved if ids]),
+                               budget=budget)
     complete = len(resolved) == len(request.groups)
     for ids, funnel in zip(resolved, funnels):
         before = funnel.steps[-1].count

@@ -17,6 +17,8 @@ import functools
 import itertools
 import typing
 
+from placement import exception
+
 
 class Partial(typing.NamedTuple):
     """One way to satisfy one group at one anchor.
@@ -129,6 +131,30 @@ class Ancestry:
                 or top in (lines.get(q.providers[0]) or of(q.providers[0]))]
 
 
+class Budget:
+    """How many more steps one request's search may take: each tree a
+    group's partials are found at (``spend`` as the space is built),
+    each partial the walks try, each combination ``_combinations``
+    forms. ``left`` counts down, and the step that reaches 0 raises
+    ``CandidateSearchTooLarge``; a negative ``left`` never reaches 0:
+    unbounded. The walk keeps the count in a local variable and writes
+    it back before it yields or returns."""
+
+    __slots__ = ('limit', 'left')
+
+    def __init__(self, limit=-1):
+        self.limit = limit
+        self.left = limit if limit > 0 else -1
+
+    def spend(self, steps):
+        self.left -= steps
+        if self.limit > 0 and self.left <= 0:
+            self.exhausted()
+
+    def exhausted(self):
+        raise exception.CandidateSearchTooLarge(limit=self.limit)
+
+
 @dataclasses.dataclass
 class SearchSpace:
     """Everything the search needs, as plain maps of provider ids.
@@ -151,6 +177,7 @@ class SearchSpace:
         default_factory=list)
     one_provider_per_tree: bool = False
     shared_classes: typing.FrozenSet[int] = frozenset()
+    budget: Budget = dataclasses.field(default_factory=Budget)
 
     def anchors(self):
         """Roots every group has a partial candidate at, in id order."""
@@ -294,23 +321,24 @@ def _combine(space, choices, plan):
     # partial changes nothing later groups are checked against.
     walk = (_Walk(space) if space.isolate or space.shared_classes
             or space.one_provider_per_tree else None)
+    budget = space.budget
     if walk is None and len(slots) == 2 and not tested[1]:
         # The usual request (compute and one device group) as a plain
-        # double loop.
+        # double loop, where every step makes a candidate.
         suffixes, seconds = plan.suffixes, choices[1]
         filtered = plan.filtered[1]
-        if not filtered:
-            for first in choices[0]:
-                for second in seconds:
-                    yield suffixes, (first, second)
-            return
         for first in choices[0]:
-            for second in _options(plan, ancestry, choices, [first], 1):
+            for second in (_options(plan, ancestry, choices, [first], 1)
+                           if filtered else seconds):
+                budget.left -= 1
+                if not budget.left:
+                    budget.exhausted()
                 yield suffixes, (first, second)
         return
     last = len(slots) - 1
     chosen = [None] * len(slots)
     pending = [iter(choices[0])]
+    left = budget.left
     while pending:
         index = len(pending) - 1
         if chosen[index] is not None:
@@ -321,6 +349,9 @@ def _combine(space, choices, plan):
         if partial is None:
             pending.pop()
             continue
+        left -= 1
+        if not left:
+            budget.exhausted()
         if walk is not None and not walk.take(slots[index], partial):
             continue
         chosen[index] = partial
@@ -328,10 +359,13 @@ def _combine(space, choices, plan):
                                      for slots_of in tested[index]):
             continue
         if index == last:
+            budget.left = left
             yield plan.suffixes, tuple(chosen)
+            left = budget.left
             continue
         pending.append(iter(_options(plan, ancestry, choices, chosen,
                                      index + 1)))
+    budget.left = left
 
 
 def _options(plan, ancestry, choices, chosen, index):

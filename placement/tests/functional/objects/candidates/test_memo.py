@@ -184,10 +184,11 @@ def test_only_changed_trees_are_searched_again(numa_app, monkeypatch):
     real = ac._rendered_by_anchor
 
     def recording(index, request, names, resolved, root_required,
-                  root_forbidden, rendering, roots, served=None):
+                  root_forbidden, rendering, roots, served=None,
+                  budget=None):
         searched.append(roots)
         return real(index, request, names, resolved, root_required,
-                    root_forbidden, rendering, roots, served)
+                    root_forbidden, rendering, roots, served, budget)
     monkeypatch.setattr(ac, '_rendered_by_anchor', recording)
     _hosts(app, query)
     assert searched == []

@@ -190,7 +190,8 @@ def routed_operations():
             if path != '/' and path not in auth.PUBLIC for method in methods}
 
 
-def _url(method, path, sample):
+def sample_url(method, path, sample):
+    """The URL of ``sample`` (gabbi $ENVIRON placeholders left in)."""
     url = PATH_OVERRIDES.get((method, path), path)
     for template, value in PATH_VALUES.items():
         url = url.replace(template, value)
@@ -224,7 +225,7 @@ def _tests(mode):
         rule, check_str = rules[(method, path)]
         for persona in PERSONAS:
             test = {'name': '%s %s as %s' % (method, path, persona.name),
-                    method: _url(method, path, sample)}
+                    method: sample_url(method, path, sample)}
             headers = dict(persona.headers)
             if sample.body is not None:
                 headers['content-type'] = 'application/json'

@@ -4,7 +4,8 @@ from oslo_policy import policy
 
 ADMIN_OR_SERVICE = 'rule:admin_or_service_api'
 
-# (rule name, check string, [(method, path), ...])
+# (rule name, check string, [(method, path), ...]); the description of
+# each rule is in DESCRIPTIONS.
 _TABLE = [
     ('placement:resource_providers:list', ADMIN_OR_SERVICE,
      [('GET', '/resource_providers')]),
@@ -81,10 +82,101 @@ _TABLE = [
     ('placement:capacity:read', ADMIN_OR_SERVICE, [('GET', '/capacity')]),
 ]
 
+#: What each rule allows, for the generated policy reference and the
+#: sample policy file (oslo.policy shows it above the rule).
+DESCRIPTIONS = {
+    'placement:resource_providers:list':
+        'List resource providers, filtered by name, uuid, tree, aggregate, '
+        'traits or capacity.',
+    'placement:resource_providers:create':
+        'Create a resource provider.',
+    'placement:resource_providers:show':
+        'Show one resource provider.',
+    'placement:resource_providers:update':
+        'Rename a resource provider or change its parent.',
+    'placement:resource_providers:delete':
+        'Delete a resource provider without allocations or children.',
+    'placement:resource_classes:list':
+        'List the standard and custom resource classes.',
+    'placement:resource_classes:create':
+        'Create a custom resource class.',
+    'placement:resource_classes:show':
+        'Show one resource class.',
+    'placement:resource_classes:update':
+        'Create (from 1.7) or rename (before 1.7) a custom resource class.',
+    'placement:resource_classes:delete':
+        'Delete a custom resource class no inventory uses.',
+    'placement:resource_providers:inventories:list':
+        'List the inventories of a resource provider.',
+    'placement:resource_providers:inventories:create':
+        'Create one inventory of a resource provider.',
+    'placement:resource_providers:inventories:show':
+        'Show one inventory of a resource provider.',
+    'placement:resource_providers:inventories:update':
+        'Replace all inventories of a resource provider, or update one.',
+    'placement:resource_providers:inventories:delete':
+        'Delete all inventories of a resource provider, or one.',
+    'placement:resource_providers:aggregates:list':
+        'List the aggregates a resource provider belongs to.',
+    'placement:resource_providers:aggregates:update':
+        'Replace the aggregates of a resource provider.',
+    'placement:resource_providers:usages':
+        'Show the usage of each resource class of one resource provider.',
+    'placement:usages':
+        'Show the total usage of a project (and user), by resource class '
+        'or consumer type. The default lets project readers see their own '
+        "project's.",
+    'placement:traits:list':
+        'List traits.',
+    'placement:traits:show':
+        'Check that a trait exists.',
+    'placement:traits:update':
+        'Create a custom trait.',
+    'placement:traits:delete':
+        'Delete a custom trait no resource provider has.',
+    'placement:resource_providers:traits:list':
+        'List the traits of a resource provider.',
+    'placement:resource_providers:traits:update':
+        'Replace the traits of a resource provider.',
+    'placement:resource_providers:traits:delete':
+        'Remove every trait of a resource provider.',
+    'placement:allocations:manage':
+        'Write the allocations of many consumers in one transaction '
+        '(moves, migrations).',
+    'placement:allocations:list':
+        'List the allocations of a consumer.',
+    'placement:allocations:update':
+        'Replace the allocations of a consumer.',
+    'placement:allocations:delete':
+        'Delete the allocations of a consumer.',
+    'placement:resource_providers:allocations:list':
+        'List the allocations against a resource provider.',
+    'placement:allocation_candidates:list':
+        'List allocation candidates: the ways a request for resources can '
+        'be met (the scheduler query).',
+    'placement:allocation_candidates:explain':
+        'Explain, filter by filter, why an allocation candidates query '
+        'finds what it finds (an extension).',
+    'placement:claims:create':
+        'Search allocation candidates and write the allocations of one of '
+        'them atomically (an extension).',
+    'placement:reshaper:reshape':
+        'Move inventories and allocations between resource providers in '
+        'one transaction (nova-compute, on upgrade).',
+    'placement:metrics:read':
+        'Read the Prometheus metrics (GET /metrics) with a token; '
+        'token-less requests from [metrics] trusted_networks need no '
+        'rule.',
+    'placement:capacity:read':
+        'Read the fleet capacity page (GET /capacity) with a token; '
+        'token-less requests from [metrics] trusted_networks need no '
+        'rule.',
+}
+
 RULES = [
     policy.DocumentedRuleDefault(
         name=name, check_str=check_str,
-        description='%s %s' % operations[0],
+        description=DESCRIPTIONS[name],
         operations=[{'method': m, 'path': p} for m, p in operations],
         scope_types=['project'])
     for name, check_str, operations in _TABLE

@@ -236,3 +236,14 @@ def test_a_context_with_its_own_policy_values_is_keyed_on_them():
     caller = Extended(user_id='u', project_id='p', roles=['reader'])
     assert policy._policy_values_key(caller) == policy._frozen(
         caller.to_policy_values())
+
+
+def test_every_rule_is_described_for_the_policy_reference():
+    # The generated policy reference and sample file show these: each
+    # rule says what it allows, not only which request it guards.
+    from placement.policies import api_rules
+    assert set(api_rules.DESCRIPTIONS) == api_rules.NAMES
+    for rule in policies.list_rules():
+        assert rule.description and rule.description.endswith('.'), rule.name
+        assert not rule.description.startswith(('GET ', 'PUT ', 'POST ',
+                                                'DELETE ')), rule.name

@@ -12,7 +12,7 @@ PORT ?= 8000
 JOBS ?= auto
 PYTEST = env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) -q $(PYTEST_ARGS)
 
-.PHONY: run test test-sqlite test-postgresql test-mysql test-galera policy-gabbits docs venv clean
+.PHONY: run test test-sqlite test-postgresql test-mysql test-galera policy-gabbits docs venv clean bandit
 
 $(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg
 	PYTHON=$(PYTHON) sh tools/make-venv.sh $(VENV)
@@ -44,6 +44,11 @@ test-galera: venv
 	sh tools/with-galera.sh env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest \
 	    -p no:cacheprovider -n 1 -q $(PYTEST_ARGS) \
 	    placement/tests/functional/test_writes_across_hosts.py
+
+# The OpenStack security linter over the package (configuration and the
+# justification of each skipped check in pyproject.toml).
+bandit: venv
+	$(BIN)/bandit -c pyproject.toml -r placement -q
 
 # Regenerate the policy walk gabbits after adding routes (see
 # placement/tests/functional/policy_walk.py).

@@ -2,8 +2,8 @@
 
 Order of layers, outermost first (api-ref/design.rst): trusted-network
 mark, proxy headers, request metrics, request id and log, CORS,
-authentication, context, fault wrapper, health check, microversion, request
-line and body size limits, application.
+authentication, audit events, context, fault wrapper, health check,
+microversion, request line and body size limits, application.
 """
 
 import logging
@@ -19,6 +19,7 @@ from placement.db import drivers
 from placement.db import failures
 from placement.db import migration
 from placement import exception
+from placement.middleware import audit
 from placement.middleware import auth
 from placement.middleware import body_limit
 from placement.middleware import fault
@@ -129,6 +130,9 @@ def build_app(conf, db):
         db, conf.api.healthcheck_timeout, conf.api.healthcheck_cache_time))
     app = fault.FaultWrapper(app)
     app = auth.ContextBuilder(app, db, conf, enforcer)
+    if conf.audit.enabled:
+        # Inside authentication: the initiator is the identified caller.
+        app = audit.Audit(app, conf)
     if conf.api.auth_strategy == 'noauth2':
         app = auth.NoAuth(app)
     else:

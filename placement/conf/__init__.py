@@ -17,6 +17,7 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_policy import opts as policy_opts
 
 from placement.conf import api
+from placement.conf import audit
 from placement.conf import database
 from placement.conf import metrics
 from placement.conf import middleware
@@ -24,7 +25,7 @@ from placement.conf import paths
 from placement.conf import placement as placement_group
 from placement.conf import workarounds
 
-_GROUP_MODULES = (api, database, metrics, middleware, paths,
+_GROUP_MODULES = (api, audit, database, metrics, middleware, paths,
                   placement_group, workarounds)
 
 CORS_DEFAULTS = {

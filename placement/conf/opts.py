@@ -1,6 +1,6 @@
 """Option listing for oslo-config-generator."""
 
-from placement.conf import api, database, metrics, middleware, paths
+from placement.conf import api, audit, database, metrics, middleware, paths
 from placement.conf import placement, workarounds
 
 
@@ -8,6 +8,7 @@ def list_opts():
     return [
         (None, paths.OPTS),
         (api.GROUP, api.OPTS),
+        (audit.GROUP, audit.OPTS),
         (database.GROUP, database.OPTS),
         (metrics.GROUP, metrics.OPTS),
         (middleware.GROUP_NAME, middleware.OPTS),

@@ -50,8 +50,8 @@ def _triggers():
 
 
 def _insert(values):
-    # Trigger DDL over the column names of changes.TRIGGERED, constants:
-    # no outside input reaches it.
+    # Trigger DDL over the column names of TRIGGERED, constants of this
+    # module: no outside input reaches it.
     return ('INSERT INTO provider_change_log '  # nosec B608
             '(resource_provider_id) VALUES %s' % ', '.join(values))
 

@@ -18,6 +18,8 @@ import uuid
 
 SERVICE_USER = 'placement'
 SERVICE_PROJECT = 'service'
+#: The placement endpoint the catalog of every token names.
+PLACEMENT_URL = 'http://placement.example:8778'
 
 
 class Token:
@@ -45,13 +47,17 @@ class Token:
             'audit_ids': [uuid.uuid4().hex[:22]],
         }
         if catalog:
-            token['catalog'] = [{
-                'type': 'identity', 'name': 'keystone', 'id': 'identity',
-                'endpoints': [{'id': interface, 'interface': interface,
-                               'region': 'RegionOne',
-                               'region_id': 'RegionOne', 'url': url}
-                              for interface in ('public', 'internal',
-                                                'admin')]}]
+            token['catalog'] = [
+                {'type': kind, 'name': name, 'id': name,
+                 'endpoints': [{'id': '%s-%s' % (name, interface),
+                                'interface': interface,
+                                'region': 'RegionOne',
+                                'region_id': 'RegionOne', 'url': address}
+                               for interface in ('public', 'internal',
+                                                 'admin')]}
+                for kind, name, address in (
+                    ('identity', 'keystone', url),
+                    ('placement', 'placement', PLACEMENT_URL))]
         return {'token': token}
 
 

@@ -82,20 +82,24 @@ def keystone():
         yield server
 
 
+def _keystone_conf(keystone, directory, lines=(), authtoken=()):
+    path = directory / 'placement.conf'
+    text = ['[api]', 'auth_strategy = keystone', '[metrics]',
+            'capacity_refresh_interval = 0'] + list(lines)
+    text += ['[keystone_authtoken]'] + ['%s = %s' % item for item in list(
+        keystone.authtoken_options().items()) + list(authtoken)]
+    path.write_text('\n'.join(text) + '\n')
+    return placement_conf.build([], config_files=[str(path)])
+
+
 @pytest.fixture(scope='module')
 def apps(keystone, tmp_path_factory):
     db, cleanup = fixtures.new_database()
     built = {}
     for mode, enforce in MODES.items():
-        path = tmp_path_factory.mktemp('conf') / 'placement.conf'
-        lines = ['[api]', 'auth_strategy = keystone',
-                 '[oslo_policy]', 'enforce_new_defaults = %s' % enforce,
-                 '[metrics]', 'capacity_refresh_interval = 0',
-                 '[keystone_authtoken]']
-        lines += ['%s = %s' % item
-                  for item in keystone.authtoken_options().items()]
-        path.write_text('\n'.join(lines) + '\n')
-        conf = placement_conf.build([], config_files=[str(path)])
+        conf = _keystone_conf(
+            keystone, tmp_path_factory.mktemp('conf'),
+            ['[oslo_policy]', 'enforce_new_defaults = %s' % enforce])
         built[mode] = fixtures.new_app(conf, db)
     yield built
     cleanup()
@@ -184,3 +188,27 @@ def test_the_extensions_are_in_the_table():
             ('GET', '/allocation_candidates/explain'),
             ('GET', '/openapi.json'), ('GET', '/healthcheck')} <= set(
                 operations())
+
+
+def test_service_tokens_must_carry_the_service_role_when_required(
+        keystone, tmp_path):
+    # nova sends its own token as X-Service-Token beside the user's
+    # (api-ref/security.rst, 'Service tokens').
+    db, cleanup = fixtures.new_database()
+    try:
+        app = fixtures.new_app(_keystone_conf(
+            keystone, tmp_path, authtoken=[
+                ('service_token_roles', 'service'),
+                ('service_token_roles_required', 'True')]), db)
+
+        def status(service_token):
+            req = webob.Request.blank('/resource_providers',
+                                      remote_addr=REMOTE)
+            req.headers['x-auth-token'] = 'tok-admin'
+            req.headers['x-service-token'] = service_token
+            return req.get_response(app).status_int
+        assert status('tok-service') == 200
+        assert status('tok-reader-p2') == 401
+        assert status('no-such-token') == 401
+    finally:
+        cleanup()

@@ -5,14 +5,15 @@ the connection URL, the keystone_authtoken password) and into request
 headers (``X-Auth-Token``, ``X-Service-Token``). Then everything the
 service produces is searched for them: every response (status line,
 headers, body, errors included), every log line at DEBUG and above,
-the metrics (``GET /metrics`` labels), the health check details, and
-``placement-status`` output, while the database works and while it
-does not answer.
+the metrics (``GET /metrics`` labels), the health check details, the
+CADF audit events, and ``placement-status`` output, while the database
+works and while it does not answer.
 """
 
 import base64
 import json
 import logging
+import os
 import urllib.parse
 import uuid
 
@@ -30,7 +31,7 @@ from placement.tests import keystone_server
 
 
 def _sentinel(name):
-    return 'Sentinel%s%s' % (name, uuid.uuid4().hex[:12])
+    return 'Sentinel%s%s' % (name, uuid.uuid4().hex * 2)
 
 
 DB_PASSWORD = _sentinel('DbPassword')
@@ -44,9 +45,11 @@ SECRETS = (DB_PASSWORD, KEYSTONE_PASSWORD, USER_TOKEN, READER_TOKEN,
 
 
 def _forms(secret):
-    """The secret as it might appear: plain, URL-quoted, base64."""
+    """The secret as it might appear: plain, URL-quoted, base64, or
+    partly masked (its random end, as pycadf leaves a token's last
+    eighth visible)."""
     return {secret, urllib.parse.quote(secret),
-            base64.b64encode(secret.encode()).decode()}
+            base64.b64encode(secret.encode()).decode(), secret[-8:]}
 
 
 def assert_clean(text, where):
@@ -110,6 +113,11 @@ def _conf_file(tmp_path, keystone, connection, **extra):
                                'max_retries': '1', 'retry_interval': '0'},
         'metrics': {'capacity_refresh_interval': '0'},
         'keystone_authtoken': keystone.authtoken_options(),
+        # Every request audited, to the log.
+        'audit': {'enabled': 'True', 'ignore_req_list': '',
+                  'audit_map_file': os.path.join(
+                      gunicorn_server.CHECKOUT, 'etc', 'placement',
+                      'api_audit_map.conf')},
     }
     for group, values in extra.items():
         options.setdefault(group, {}).update(values)
@@ -204,6 +212,7 @@ def test_nothing_secret_while_the_database_works(tmp_path, keystone, logs,
     finally:
         cleanup()
     assert any('DEBUG' in line for line in logs.lines)
+    assert any('audit.http.response' in line for line in logs.lines)
     assert_clean('\n'.join(logs.lines), 'the logs')
 
 

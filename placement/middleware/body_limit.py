@@ -29,13 +29,9 @@ class BodySizeLimit:
     def __call__(self, environ, start_response):
         length = _declared_length(environ)
         if length is not None and length > self.limit:
-            error = errors.RequestEntityTooLarge(
+            return _refuse(errors.RequestEntityTooLarge(
                 'Request is too large. Larger than max_request_body_size '
-                '(%d bytes).' % self.limit)
-            return errors.render(
-                error, environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
-                environ.get(microversion.ENVIRON_KEY))(
-                    environ, start_response)
+                '(%d bytes).' % self.limit), environ, start_response)
         if length is None and 'wsgi.input' in environ:
             environ['wsgi.input'] = sizelimit.LimitingReader(
                 environ['wsgi.input'], self.limit)
@@ -70,14 +66,17 @@ class RequestLineLimit:
 
     def __call__(self, environ, start_response):
         if request_line_length(environ) > self.limit:
-            error = errors.RequestURITooLong(
+            return _refuse(errors.RequestURITooLong(
                 'Request line is too long. Longer than max_request_line '
-                '(%d bytes).' % self.limit)
-            return errors.render(
-                error, environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
-                environ.get(microversion.ENVIRON_KEY))(
-                    environ, start_response)
+                '(%d bytes).' % self.limit), environ, start_response)
         return self.application(environ, start_response)
+
+
+def _refuse(error, environ, start_response):
+    """Answer ``error`` in the error format of the negotiated version."""
+    return errors.render(
+        error, environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
+        environ.get(microversion.ENVIRON_KEY))(environ, start_response)
 
 
 def request_line_length(environ):

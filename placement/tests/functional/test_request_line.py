@@ -6,13 +6,13 @@ the development server (wsgiref) and uwsgi alike; 300 granular groups
 stay well inside the default.
 """
 
-import http.client
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 import webob
@@ -92,15 +92,8 @@ def test_in_process_default_serves_300_groups(db):
 
 
 def _status_and_body(port, path):
-    connection = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
-    try:
-        connection.request('GET', path, headers={
-            'x-auth-token': 'admin', 'accept': 'application/json',
-            'openstack-api-version': 'placement latest'})
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
+    return test_gunicorn._status_of_get(types.SimpleNamespace(port=port),
+                                        path)
 
 
 def test_gunicorn_with_the_readme_option_answers_414(tmp_path):

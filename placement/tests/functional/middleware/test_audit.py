@@ -23,31 +23,16 @@ SHIPPED_MAP = os.path.join(gunicorn_server.CHECKOUT, 'etc', 'placement',
 TOKEN = 'audit-token-%s' % uuid.uuid4().hex
 
 
-class _Events(logging.Handler):
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.records = []
-
-    def emit(self, record):
-        self.records.append(record)
-
-    def payloads(self):
-        """(event type, CADF payload) of each event logged."""
-        return [(r.args['event_type'], r.args['payload'])
-                for r in self.records if isinstance(r.args, dict)
-                and 'payload' in r.args]
-
-
 @pytest.fixture
-def events():
-    logger = logging.getLogger(audit.LOG_NAME)
-    handler, level = _Events(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    yield handler
-    logger.removeHandler(handler)
-    logger.setLevel(level)
+def events(caplog):
+    """(event type, CADF payload) of each event logged so far."""
+    caplog.set_level(logging.INFO, logger=audit.LOG_NAME)
+
+    def payloads():
+        return [(r.args['event_type'], r.args['payload'])
+                for r in caplog.records if r.name == audit.LOG_NAME
+                and isinstance(r.args, dict) and 'payload' in r.args]
+    return payloads
 
 
 @pytest.fixture(scope='module')
@@ -96,7 +81,7 @@ def test_a_write_is_audited_with_initiator_and_target(tmp_path, keystone,
         assert _send(app, 'GET', '/resource_providers').status_int == 200
     finally:
         cleanup()
-    found = events.payloads()
+    found = events()
     assert [kind for kind, _ in found] == [
         'audit.http.request', 'audit.http.response'] * 2
     created = found[1][1]
@@ -127,7 +112,7 @@ def test_reads_are_audited_when_asked(tmp_path, keystone, events):
         assert _send(app, 'GET', '/resource_providers').status_int == 200
     finally:
         cleanup()
-    (_, request), (_, response) = events.payloads()
+    (_, request), (_, response) = events()
     assert response['action'] == 'read/list'
     assert response['initiator']['id'] == 'u-nova'
 
@@ -140,7 +125,7 @@ def test_off_by_default(events):
             'name': 'quiet'}).status_int == 200
     finally:
         cleanup()
-    assert events.payloads() == []
+    assert events() == []
 
 
 def test_the_map_is_found_beside_the_configuration(tmp_path):

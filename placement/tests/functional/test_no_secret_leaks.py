@@ -18,7 +18,6 @@ import urllib.parse
 import uuid
 
 import pytest
-import sqlalchemy as sa
 import webob
 
 from placement.cmd import status

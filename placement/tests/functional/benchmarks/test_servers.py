@@ -6,11 +6,11 @@ import uuid
 
 import pytest
 
-from benchmarks import placement_http
 from benchmarks import servers
 from placement.tests import fixtures
-from placement.tests import gunicorn_server
 from placement.tests.functional.test_upstream_upgrade_rollback import (
+from placement.tests import gunicorn_server
+from placement.tests import placement_http
     upstream_venv)  # noqa: F401 (a fixture)
 
 PROJECT = str(uuid.uuid4())

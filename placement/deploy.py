@@ -30,6 +30,7 @@ from placement.middleware import trusted_network
 from placement.objects import resource_class
 from placement.objects import trait
 from placement.observability import metrics
+from placement.observability import version
 from placement import policy
 from placement.web import dispatch
 from placement.web import route_table
@@ -148,19 +149,8 @@ def build_app(conf, db):
 def _start_metrics(db):
     recorded = metrics.configure()
     metrics.watch_pool(db.engine)
-    metrics.build_info(_version(), db.dialect)
+    metrics.build_info(version.version_string(), db.dialect)
     return recorded
-
-
-def _version():
-    from importlib import metadata
-    # The distribution's name, and the one older checkouts installed as.
-    for name in ('placement-server', 'placement'):
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return 'unknown'
 
 
 def loadapp(conf, db=None):

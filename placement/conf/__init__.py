@@ -85,13 +85,15 @@ def web_service_config_files():
             cfg.find_config_dirs(project='placement'))
 
 
-def build(argv=None, config_files=None, cli_opts=(), prog=None):
+def build(argv=None, config_files=None, cli_opts=(), prog=None,
+          version=None):
     """Return a new, parsed ConfigOpts with every option registered.
 
     ``config_files`` None means the web service's file search (which
     honours ``OS_PLACEMENT_CONFIG_DIR``); otherwise exactly those files
     are read (``--config-file`` in ``argv`` still takes precedence);
-    ``cli_opts`` are extra command-line options of a tool.
+    ``cli_opts`` are extra command-line options of a tool, ``version``
+    what its ``--version`` prints (no such option without).
     """
     conf = cfg.ConfigOpts()
     register_opts(conf)
@@ -102,6 +104,6 @@ def build(argv=None, config_files=None, cli_opts=(), prog=None):
     files = [f for f in config_files if os.path.exists(f)]
     dirs = [d for d in dirs if os.path.isdir(d)]
     conf(argv or [], project='placement', prog=prog,
-         default_config_files=files,
+         version=version, default_config_files=files,
          default_config_dirs=dirs)
     return conf

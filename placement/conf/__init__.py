@@ -11,6 +11,7 @@ import os
 
 from keystonemiddleware import opts as keystone_opts
 from oslo_config import cfg
+from oslo_log import _options as log_options
 from oslo_log import log as logging
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
@@ -40,9 +41,45 @@ CORS_DEFAULTS = {
 
 
 def set_lib_defaults():
-    """Our defaults for library options (also what oslo-config-generator
-    shows, through the ``oslo.config.opts.defaults`` entry point)."""
+    """Our defaults for library options, for oslo-config-generator (the
+    ``oslo.config.opts.defaults`` entry point) to show.
+
+    It changes oslo.middleware's option objects, shared by every
+    ConfigOpts of the process: the service sets the same defaults on its
+    own ConfigOpts only (``register_opts``).
+    """
     cors.set_defaults(**CORS_DEFAULTS)
+
+
+def _register_cors_opts(conf):
+    """oslo.middleware's ``[cors]`` options with our defaults, on
+    ``conf`` alone.
+
+    ``cors.set_defaults`` would change the defaults of every ConfigOpts
+    in the process (the option objects are oslo.middleware's), and so the
+    CORS headers of a host application whose tests run placement in
+    process. A ``[cors]`` group someone else registered on ``conf`` keeps
+    its defaults.
+    """
+    ours = 'cors' not in conf
+    conf.register_opts(cors.CORS_OPTS, 'cors')
+    if ours:
+        for name, value in CORS_DEFAULTS.items():
+            conf.set_default(name, value, group='cors')
+
+
+def _register_log_opts(conf):
+    """oslo.log's options, on ``conf`` alone.
+
+    ``oslo_log.log.register_options`` also gives the root logger a handler
+    and makes ``conf`` the one every ContextFormatter of the process
+    created without a configuration formats with: right for our own
+    processes (``build``), wrong inside a host application's tests.
+    """
+    conf.register_cli_opts(log_options.common_cli_opts)
+    conf.register_cli_opts(log_options.logging_cli_opts)
+    conf.register_opts(log_options.generic_log_opts)
+    conf.register_opts(log_options.log_opts)
 
 
 def register_opts(conf):
@@ -54,11 +91,10 @@ def register_opts(conf):
             # the module's GROUP would share option values and overrides.
             conf.register_group(copy.deepcopy(module.GROUP))
         module.register_opts(conf)
-    logging.register_options(conf)
+    _register_log_opts(conf)
     policy_opts.set_defaults(conf)
-    conf.register_opts(cors.CORS_OPTS, 'cors')
+    _register_cors_opts(conf)
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
-    set_lib_defaults()
     # Registered up front (keystonemiddleware would do it on first use) so
     # [keystone_authtoken] options can be set and overridden like any other.
     for group, opts in keystone_opts.list_auth_token_opts():
@@ -96,6 +132,8 @@ def build(argv=None, config_files=None, cli_opts=(), prog=None,
     what its ``--version`` prints (no such option without).
     """
     conf = cfg.ConfigOpts()
+    # Our own process: oslo.log's process-wide set-up too.
+    logging.register_options(conf)
     register_opts(conf)
     conf.register_cli_opts(cli_opts)
     dirs = []

@@ -1,9 +1,9 @@
 """Build the WSGI application: database, start-up work, middleware stack.
 
 Order of layers, outermost first (api-ref/design.rst): proxy headers,
-request metrics, request id and log, CORS, trusted-network mark,
-authentication, context, fault wrapper, health check, microversion, body
-size limit, application.
+request metrics, request id and log, osprofiler (when enabled), CORS,
+trusted-network mark, authentication, context, fault wrapper, health
+check, microversion, body size limit, application.
 """
 
 import logging
@@ -18,12 +18,14 @@ from placement.db import api as db_api
 from placement.db import drivers
 from placement.db import failures
 from placement.db import migration
+from placement.db import profiler as db_profiler
 from placement import exception
 from placement.middleware import auth
 from placement.middleware import body_limit
 from placement.middleware import fault
 from placement.middleware import healthcheck
 from placement.middleware import microversion as version_middleware
+from placement.middleware import profiler
 from placement.middleware import request_metrics
 from placement.middleware import requestlog
 from placement.middleware import trusted_network
@@ -137,6 +139,13 @@ def build_app(conf, db):
         app = trusted_network.TrustedNetwork(app, conf.metrics.trusted_networks)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
+    if profiler.enabled(conf):
+        try:
+            app = profiler.traced(conf, app)
+        except profiler.ConfigurationError as exc:
+            raise ConfigurationError(str(exc))
+        if conf.profiler.trace_sqlalchemy:
+            db_profiler.trace_sql(db)
     app = requestlog.RequestLog(app)
     if conf.metrics.enabled:
         app = request_metrics.RequestMetrics(app, _start_metrics(db),

@@ -24,6 +24,7 @@ from placement.conf import middleware
 from placement.conf import paths
 from placement.conf import placement as placement_group
 from placement.conf import workarounds
+from placement.conf import profiler
 
 _GROUP_MODULES = (api, database, metrics, middleware, paths,
                   placement_group, workarounds)
@@ -132,9 +133,11 @@ def build(argv=None, config_files=None, cli_opts=(), prog=None,
     what its ``--version`` prints (no such option without).
     """
     conf = cfg.ConfigOpts()
-    # Our own process: oslo.log's process-wide set-up too.
+    # Our own process: oslo.log's process-wide set-up too, and
+    # osprofiler's options (importing them registers them globally).
     logging.register_options(conf)
     register_opts(conf)
+    profiler.register_opts(conf)
     conf.register_cli_opts(cli_opts)
     dirs = []
     if config_files is None:

@@ -39,21 +39,14 @@ class MemoryDriver(base.Driver):
 
 
 @pytest.fixture
-def database():
-    db, cleanup = fixtures.new_database()
-    yield db
-    cleanup()
-
-
-@pytest.fixture
-def traced_app(database):
+def traced_app(ctx):
     conf = fixtures.new_conf(
         profiler__enabled=True, profiler__hmac_keys=KEY,
         profiler__trace_sqlalchemy=True,
         profiler__connection_string='memory://')
     MemoryDriver.SPANS.clear()
     try:
-        yield fixtures.new_app(conf, database)
+        yield fixtures.new_app(conf, ctx.db)
     finally:
         # osprofiler's switches are process-wide.
         prepared.TRACER = None
@@ -114,10 +107,10 @@ def test_a_request_signed_with_another_key_is_not_traced(traced_app):
     assert MemoryDriver.SPANS == []
 
 
-def test_off_by_default_nothing_is_added(database):
+def test_off_by_default_nothing_is_added(ctx):
     conf = fixtures.new_conf()
     assert not profiler.enabled(conf)
-    app = fixtures.new_app(conf, database)
+    app = fixtures.new_app(conf, ctx.db)
     layers = []
     while app is not None:
         layers.append(type(app))
@@ -128,10 +121,11 @@ def test_off_by_default_nothing_is_added(database):
 
 @pytest.mark.parametrize('keys', ['', 'SECRET_KEY', None],
                          ids=['empty', 'default', 'unset'])
-def test_enabled_without_a_key_of_its_own_refuses_to_start(database, keys):
+def test_enabled_without_a_key_of_its_own_refuses_to_start(ctx, keys):
     overrides = {} if keys is None else {'profiler__hmac_keys': keys}
     conf = fixtures.new_conf(profiler__enabled=True,
                              profiler__connection_string='memory://',
                              **overrides)
     with pytest.raises(deploy.ConfigurationError, match='hmac_keys'):
-        fixtures.new_app(conf, database)
+        fixtures.new_app(conf, ctx.db)
+

@@ -9,9 +9,9 @@ import pytest
 from benchmarks import servers
 from placement.tests import fixtures
 from placement.tests.functional.test_upstream_upgrade_rollback import (
+    upstream_venv)  # noqa: F401 (a fixture)
 from placement.tests import gunicorn_server
 from placement.tests import placement_http
-    upstream_venv)  # noqa: F401 (a fixture)
 
 PROJECT = str(uuid.uuid4())
 

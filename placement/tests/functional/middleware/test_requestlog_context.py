@@ -14,7 +14,7 @@ from oslo_log import log as oslo_log
 import pytest
 import webob
 
-from placement import requestlog
+from placement.middleware import requestlog
 from placement.tests import fixtures
 
 FORMAT = 'ctx %(request_id)s %(global_request_id)s %(user)s %(project)s'

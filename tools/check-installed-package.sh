@@ -29,7 +29,7 @@ tmp=$(mktemp -d /tmp/placement-pkg.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 venv=$tmp/venv
 started=$(date +%s)
-say() { echo "check-installed-package: $*" >&2; }
+say() { echo "check-installed-package: [$(($(date +%s) - started)) s] $*" >&2; }
 
 # A copy of the working tree, so the build leaves nothing in the checkout
 # and nothing already built or installed there leaks into the wheel.

@@ -4,7 +4,13 @@
 #               MySQL/MariaDB when their servers are installed)
 
 PYTHON ?= python3
+# The development virtualenv is pinned by OpenStack's 2026.1
+# upper-constraints, the oldest releases we support (setup.cfg's lower
+# bounds); "make test-latest" runs the SQLite pass on the newest
+# releases in a second virtualenv. CONSTRAINTS= (empty) pins nothing.
+CONSTRAINTS ?= constraints/upper-constraints-2026.1.txt
 VENV ?= .venv
+VENV_LATEST ?= .venv-latest
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -12,12 +18,13 @@ PORT ?= 8000
 JOBS ?= auto
 PYTEST = env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) -q $(PYTEST_ARGS)
 
-.PHONY: run test test-sqlite test-postgresql test-mysql test-galera policy-gabbits docs venv clean bandit
+.PHONY: run test test-latest test-sqlite test-postgresql test-mysql test-galera policy-gabbits docs venv clean bandit
 
-$(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg
+$(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg $(CONSTRAINTS)
 	PYTHON=$(PYTHON) sh tools/make-venv.sh $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -r requirements.txt -r test-requirements.txt
+	$(BIN)/pip install -q $(if $(CONSTRAINTS),-c $(CONSTRAINTS)) \
+	    -r requirements.txt -r test-requirements.txt
 	touch $@
 
 venv: $(BIN)/.installed
@@ -29,6 +36,11 @@ test: test-sqlite test-postgresql test-mysql
 
 test-sqlite: venv
 	$(PYTEST) placement/tests
+
+# The SQLite pass on the newest releases of every dependency (no
+# constraints), in its own virtualenv.
+test-latest:
+	$(MAKE) test-sqlite VENV=$(VENV_LATEST) CONSTRAINTS=
 
 test-postgresql: venv
 	sh tools/with-postgresql.sh $(PYTEST) placement/tests
@@ -60,4 +72,4 @@ docs: venv
 	$(BIN)/python tools/build-docs.py
 
 clean:
-	rm -rf $(VENV) placement.egg-info build .pytest_cache
+	rm -rf $(VENV) $(VENV_LATEST) placement.egg-info build .pytest_cache

@@ -73,7 +73,7 @@ import time
 import urllib.parse
 import uuid
 
-from benchmarks import placement_http
+from placement.tests import placement_http
 
 NS = uuid.UUID('6b1e3c2a-4f59-4d0e-9a55-0b3d1c1e7a10')
 DEFAULT_URL = 'http://127.0.0.1:8000'

@@ -22,7 +22,7 @@ import dataclasses
 import threading
 import urllib.parse
 
-from benchmarks import placement_http
+from placement.tests import placement_http
 
 
 @dataclasses.dataclass

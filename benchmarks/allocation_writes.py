@@ -60,7 +60,7 @@ import time
 import uuid
 
 from benchmarks import allocation_ledger
-from benchmarks import placement_http
+from placement.tests import placement_http
 
 RESOURCE_CLASS = 'VCPU'
 _body = allocation_ledger.allocation_body

@@ -32,7 +32,7 @@ import threading
 import time
 import uuid
 
-from benchmarks import placement_http
+from placement.tests import placement_http
 
 MODES = ('claim', 'read-write')
 #: Searches a read-write placement makes before giving up.

@@ -123,9 +123,9 @@ import urllib.parse
 from benchmarks import allocation_candidates as bench
 from benchmarks import endpoint_cpu
 from benchmarks import http_loop
-from benchmarks import placement_http
 from benchmarks import proc_cpu
 from benchmarks import stats
+from placement.tests import placement_http
 
 FLAVOUR = {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 20}
 PROJECTS = [bench.ident('cloud-traffic-project-%d' % i) for i in range(3)]

@@ -30,7 +30,7 @@ import socket
 import time
 import urllib.parse
 
-from benchmarks import placement_http
+from placement.tests import placement_http
 
 _IN = select.EPOLLIN
 _OUT = select.EPOLLOUT

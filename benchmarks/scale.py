@@ -52,10 +52,10 @@ import tracemalloc
 import sqlalchemy as sa
 
 from benchmarks import allocation_candidates as bench
-from benchmarks import placement_http
 from benchmarks import proc_cpu
 from benchmarks import stats
 from placement.tests import gunicorn_server
+from placement.tests import placement_http
 
 MAX_INT = 2147483647
 FLAT_QUERY = ('resources=VCPU:1,DISK_GB:10,MEMORY_MB:256&member_of=%s'

@@ -23,9 +23,9 @@ import tempfile
 
 import sqlalchemy as sa
 
-from benchmarks import placement_http
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
+from placement.tests import placement_http
 from placement.tests import upstream
 
 #: Providers whose usages the copy check compares.

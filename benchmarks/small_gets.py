@@ -31,7 +31,7 @@ import time
 
 from benchmarks import allocation_candidates as bench
 from benchmarks import http_loop
-from benchmarks import placement_http
+from placement.tests import placement_http
 
 PROVIDER = bench.ident('small-gets-provider')
 AGGREGATE = bench.ident('small-gets-aggregate')

@@ -1,9 +1,10 @@
 """Build the WSGI application: database, start-up work, middleware stack.
 
 Order of layers, outermost first (api-ref/design.rst): trusted-network
-mark, proxy headers, request metrics, request id and log, CORS,
-authentication, audit events, context, fault wrapper, health check,
-microversion, request line and body size limits, application.
+mark, proxy headers, request metrics, request id and log, osprofiler
+(when enabled), CORS, authentication, audit events, context, fault
+wrapper, health check, microversion, request line and body size limits,
+application.
 """
 
 import logging
@@ -18,6 +19,7 @@ from placement.db import api as db_api
 from placement.db import drivers
 from placement.db import failures
 from placement.db import migration
+from placement.db import profiler as db_profiler
 from placement import exception
 from placement.middleware import audit
 from placement.middleware import auth
@@ -25,12 +27,14 @@ from placement.middleware import body_limit
 from placement.middleware import fault
 from placement.middleware import healthcheck
 from placement.middleware import microversion as version_middleware
+from placement.middleware import profiler
 from placement.middleware import request_metrics
 from placement.middleware import requestlog
 from placement.middleware import trusted_network
 from placement.objects import resource_class
 from placement.objects import trait
 from placement.observability import metrics
+from placement.observability import version
 from placement import policy
 from placement.web import dispatch
 from placement.web import route_table
@@ -139,6 +143,13 @@ def build_app(conf, db):
         app = auth.KeystoneAuth(app, conf)
     if conf.cors.allowed_origin:
         app = cors.CORS(app, conf)
+    if profiler.enabled(conf):
+        try:
+            app = profiler.traced(conf, app)
+        except profiler.ConfigurationError as exc:
+            raise ConfigurationError(str(exc))
+        if conf.profiler.trace_sqlalchemy:
+            db_profiler.trace_sql(db)
     app = requestlog.RequestLog(app)
     if conf.metrics.enabled:
         app = request_metrics.RequestMetrics(app, _start_metrics(db),
@@ -156,19 +167,8 @@ def build_app(conf, db):
 def _start_metrics(db):
     recorded = metrics.configure()
     metrics.watch_pool(db.engine)
-    metrics.build_info(_version(), db.dialect)
+    metrics.build_info(version.version_string(), db.dialect)
     return recorded
-
-
-def _version():
-    from importlib import metadata
-    # The distribution's name, and the one older checkouts installed as.
-    for name in ('placement-server', 'placement'):
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return 'unknown'
 
 
 def loadapp(conf, db=None):

@@ -21,6 +21,7 @@ from oslo_log import log as logging
 from placement import conf as placement_conf
 from placement import deploy
 from placement.observability import log_format
+from placement.observability import version
 
 LOG = logging.getLogger(__name__)
 
@@ -62,7 +63,8 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    conf = placement_conf.build(argv, cli_opts=CLI_OPTS)
+    conf = placement_conf.build(argv, cli_opts=CLI_OPTS,
+                                version=version.version_string())
     development = not configuration_given(conf)
     if development:
         # Nothing else was given, so overrides lose nothing. (oslo.config

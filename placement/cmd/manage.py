@@ -10,6 +10,7 @@ from placement.db import data_migrations
 from placement.db import migration
 from placement import deploy
 from placement import exception
+from placement.observability import version
 
 #: Batch size of ``db online_data_migrations`` without ``--max-count``.
 BATCH = 50
@@ -129,12 +130,13 @@ COMMAND = cfg.SubCommandOpt('command', title='Commands',
 def _build_conf(argv):
     return placement_conf.build(
         argv, config_files=placement_conf.cli_config_files(),
-        cli_opts=[COMMAND], prog=PROG)
+        cli_opts=[COMMAND], prog=PROG, version=version.version_string())
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if not [a for a in argv if not a.startswith('-')]:
+    if (not [a for a in argv if not a.startswith('-')]
+            and '--version' not in argv):
         # No category: show the usage and fail, as operators expect.
         try:
             _build_conf(['--help'])

@@ -3,7 +3,8 @@
 Built on oslo.upgradecheck like every OpenStack service's ``*-status``
 tool, so ``--json`` and the common checks behave the same everywhere.
 Exit 0 when every check succeeds, 1 with a warning, 2 with a failure and
-255 when the checks themselves could not run.
+255 when the checks themselves could not run (no usable database
+configuration: one line on stderr saying why).
 """
 
 import sys
@@ -15,7 +16,11 @@ from oslo_upgradecheck import upgradecheck
 from placement import conf as placement_conf
 from placement.db import data_migrations
 from placement import deploy
+from placement import exception
+from placement.observability import version
 
+#: oslo.upgradecheck's exit code when the checks could not run.
+CHECKS_DID_NOT_RUN = 255
 RUN_MIGRATIONS = ('Run the "placement-manage db online_data_migrations" '
                   'command.')
 
@@ -41,6 +46,14 @@ class Checks(upgradecheck.UpgradeCommands):
         return self._db
 
     def check(self):
+        try:
+            self.db
+        except (deploy.ConfigurationError,
+                exception.DatabaseUnavailable) as exc:
+            # Not a check result: nothing could be checked. One line,
+            # with oslo.upgradecheck's code for that, not its traceback.
+            print('placement-status: %s' % exc, file=sys.stderr)
+            return CHECKS_DID_NOT_RUN
         try:
             return super().check()
         finally:
@@ -75,9 +88,18 @@ class Checks(upgradecheck.UpgradeCommands):
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
 
+class _VersionedConfigOpts(cfg.ConfigOpts):
+    """A ConfigOpts whose command line has ``--version``:
+    ``upgradecheck.main`` parses it without one."""
+
+    def __call__(self, *args, **kwargs):
+        kwargs.setdefault('version', version.version_string())
+        return super().__call__(*args, **kwargs)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    conf = cfg.ConfigOpts()
+    conf = _VersionedConfigOpts()
     placement_conf.register_opts(conf)
     return upgradecheck.main(
         conf, 'placement', Checks(conf), argv=argv,

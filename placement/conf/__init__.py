@@ -11,6 +11,7 @@ import os
 
 from keystonemiddleware import opts as keystone_opts
 from oslo_config import cfg
+from oslo_log import _options as log_options
 from oslo_log import log as logging
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
@@ -24,6 +25,7 @@ from placement.conf import middleware
 from placement.conf import paths
 from placement.conf import placement as placement_group
 from placement.conf import workarounds
+from placement.conf import profiler
 
 _GROUP_MODULES = (api, audit, database, metrics, middleware, paths,
                   placement_group, workarounds)
@@ -41,9 +43,45 @@ CORS_DEFAULTS = {
 
 
 def set_lib_defaults():
-    """Our defaults for library options (also what oslo-config-generator
-    shows, through the ``oslo.config.opts.defaults`` entry point)."""
+    """Our defaults for library options, for oslo-config-generator (the
+    ``oslo.config.opts.defaults`` entry point) to show.
+
+    It changes oslo.middleware's option objects, shared by every
+    ConfigOpts of the process: the service sets the same defaults on its
+    own ConfigOpts only (``register_opts``).
+    """
     cors.set_defaults(**CORS_DEFAULTS)
+
+
+def _register_cors_opts(conf):
+    """oslo.middleware's ``[cors]`` options with our defaults, on
+    ``conf`` alone.
+
+    ``cors.set_defaults`` would change the defaults of every ConfigOpts
+    in the process (the option objects are oslo.middleware's), and so the
+    CORS headers of a host application whose tests run placement in
+    process. A ``[cors]`` group someone else registered on ``conf`` keeps
+    its defaults.
+    """
+    ours = 'cors' not in conf
+    conf.register_opts(cors.CORS_OPTS, 'cors')
+    if ours:
+        for name, value in CORS_DEFAULTS.items():
+            conf.set_default(name, value, group='cors')
+
+
+def _register_log_opts(conf):
+    """oslo.log's options, on ``conf`` alone.
+
+    ``oslo_log.log.register_options`` also gives the root logger a handler
+    and makes ``conf`` the one every ContextFormatter of the process
+    created without a configuration formats with: right for our own
+    processes (``build``), wrong inside a host application's tests.
+    """
+    conf.register_cli_opts(log_options.common_cli_opts)
+    conf.register_cli_opts(log_options.logging_cli_opts)
+    conf.register_opts(log_options.generic_log_opts)
+    conf.register_opts(log_options.log_opts)
 
 
 def register_opts(conf):
@@ -55,11 +93,10 @@ def register_opts(conf):
             # the module's GROUP would share option values and overrides.
             conf.register_group(copy.deepcopy(module.GROUP))
         module.register_opts(conf)
-    logging.register_options(conf)
+    _register_log_opts(conf)
     policy_opts.set_defaults(conf)
-    conf.register_opts(cors.CORS_OPTS, 'cors')
+    _register_cors_opts(conf)
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
-    set_lib_defaults()
     # Registered up front (keystonemiddleware would do it on first use) so
     # [keystone_authtoken] options can be set and overridden like any other.
     for group, opts in keystone_opts.list_auth_token_opts():
@@ -86,16 +123,22 @@ def web_service_config_files():
             cfg.find_config_dirs(project='placement'))
 
 
-def build(argv=None, config_files=None, cli_opts=(), prog=None):
+def build(argv=None, config_files=None, cli_opts=(), prog=None,
+          version=None):
     """Return a new, parsed ConfigOpts with every option registered.
 
     ``config_files`` None means the web service's file search (which
     honours ``OS_PLACEMENT_CONFIG_DIR``); otherwise exactly those files
     are read (``--config-file`` in ``argv`` still takes precedence);
-    ``cli_opts`` are extra command-line options of a tool.
+    ``cli_opts`` are extra command-line options of a tool, ``version``
+    what its ``--version`` prints (no such option without).
     """
     conf = cfg.ConfigOpts()
+    # Our own process: oslo.log's process-wide set-up too, and
+    # osprofiler's options (importing them registers them globally).
+    logging.register_options(conf)
     register_opts(conf)
+    profiler.register_opts(conf)
     conf.register_cli_opts(cli_opts)
     dirs = []
     if config_files is None:
@@ -103,6 +146,6 @@ def build(argv=None, config_files=None, cli_opts=(), prog=None):
     files = [f for f in config_files if os.path.exists(f)]
     dirs = [d for d in dirs if os.path.isdir(d)]
     conf(argv or [], project='placement', prog=prog,
-         default_config_files=files,
+         version=version, default_config_files=files,
          default_config_dirs=dirs)
     return conf

@@ -2,6 +2,7 @@
 
 from placement.conf import api, audit, database, metrics, middleware, paths
 from placement.conf import placement, workarounds
+from placement.conf import profiler
 
 
 def list_opts():
@@ -14,4 +15,4 @@ def list_opts():
         (middleware.GROUP_NAME, middleware.OPTS),
         (placement.GROUP, placement.OPTS),
         (workarounds.GROUP, workarounds.OPTS),
-    ]
+    ] + profiler.list_opts()

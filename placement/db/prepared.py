@@ -51,6 +51,12 @@ _NAMES = itertools.count(1)
 _READY = 'placement_prepared'
 _PYFORMAT = re.compile(r'%\((\w+)\)s|%%')
 
+#: While osprofiler traces SQL (``placement.db.profiler``): ``start(sql,
+#: parameters)`` and ``stop()`` around each statement run here, which
+#: SQLAlchemy's events (what osprofiler listens to) never see. None
+#: otherwise.
+TRACER = None
+
 
 class _Compiled:
     """One statement's SQL, parameters and processors for one dialect."""
@@ -172,6 +178,9 @@ class Prepared:
         parameters = compiled.parameters(values)
         sql = compiled.sql
         cursor = None
+        tracer = TRACER
+        if tracer is not None:
+            tracer.start(sql, parameters)
         try:
             cursor = conn.connection.dbapi_connection.cursor()
             ready = (None if compiled.name is None
@@ -189,6 +198,9 @@ class Prepared:
             cursor.close()
         except conn.dialect.loaded_dbapi.Error as exc:
             fail(conn, exc, sql, parameters, cursor)
+        finally:
+            if tracer is not None:
+                tracer.stop()
         processors = compiled.processors
         if processors is None:
             compiled.learn_processors(description)
@@ -299,12 +311,18 @@ def execute(conn, sql):
     """Run ``sql`` (no parameters, no result) on the driver's cursor of
     ``conn``, failing as ``conn.exec_driver_sql`` would."""
     cursor = None
+    tracer = TRACER
+    if tracer is not None:
+        tracer.start(sql, ())
     try:
         cursor = conn.connection.dbapi_connection.cursor()
         cursor.execute(sql)
         cursor.close()
     except conn.dialect.loaded_dbapi.Error as exc:
         fail(conn, exc, sql, (), cursor)
+    finally:
+        if tracer is not None:
+            tracer.stop()
 
 
 def fail(conn, exc, sql, parameters, cursor):

@@ -35,7 +35,9 @@ class RequestLog:
     so that lines logged by layers that reject a request early (401, 404,
     406, a bad microversion) name this request, not the one the thread
     served before; the context builder later replaces it with one that
-    knows the caller. It is cleared once the request is logged.
+    knows the caller. Once the request is logged, the thread's context
+    is the one it had before (none in a server's worker thread; the host
+    application's own when placement runs in its process).
     """
 
     def __init__(self, application):
@@ -50,6 +52,7 @@ class RequestLog:
             environ[ENVIRON_GLOBAL_REQUEST_ID] = incoming
         if environ.get('HTTP_ACCEPT', '') in ('', '*/*'):
             environ['HTTP_ACCEPT'] = 'application/json'
+        previous = oslo_context.get_current()
         oslo_context.RequestContext(
             request_id=request_id,
             global_request_id=environ.get(ENVIRON_GLOBAL_REQUEST_ID),
@@ -79,7 +82,7 @@ class RequestLog:
             try:
                 self._log(environ, request_id, outcome, start)
             finally:
-                clear_log_context()
+                restore_log_context(previous)
 
     @staticmethod
     def _log(environ, request_id, outcome, start):
@@ -129,12 +132,18 @@ def new_request_id(random_bytes=os.urandom):
                                    text[16:20], text[20:])
 
 
-def clear_log_context():
-    """Forget the thread's current oslo.context.
+def restore_log_context(previous):
+    """Make ``previous`` the thread's current oslo.context again, or
+    forget the current one if ``previous`` is None.
 
-    oslo.context has no public call for this; its thread-local store keeps
-    the context in the attribute ``context``.
+    In process (wsgi-intercept, ``placement.direct``) the thread is the
+    host application's, which may read its own current context after
+    calling us. oslo.context has no public call to forget one; its
+    thread-local store keeps it in the attribute ``context``.
     """
+    if previous is not None:
+        previous.update_store()
+        return
     store = getattr(oslo_context, '_request_store', None)
     if store is not None and hasattr(store, 'context'):
         del store.context

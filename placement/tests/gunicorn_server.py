@@ -26,9 +26,9 @@ import subprocess
 import sys
 import time
 
-from benchmarks import placement_http
 from placement.tests import child_process
 from placement.tests import fixtures
+from placement.tests import placement_http
 
 COMMAND_ENV = 'PLACEMENT_TEST_GUNICORN'
 PORTS_ENV = 'PLACEMENT_TEST_PORTS'

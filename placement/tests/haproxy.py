@@ -12,9 +12,9 @@ import shutil
 import subprocess
 import time
 
-from benchmarks import placement_http
 from placement.tests import child_process
 from placement.tests import gunicorn_server
+from placement.tests import placement_http
 
 _CONFIG = '''\
 global

@@ -23,8 +23,8 @@ import pytest
 
 from benchmarks import allocation_ledger
 from benchmarks import allocation_writes
-from benchmarks import placement_http
 from placement.tests import gunicorn_server
+from placement.tests import placement_http
 
 WORKERS = 3
 CLIENTS = 10

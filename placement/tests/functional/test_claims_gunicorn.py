@@ -17,9 +17,9 @@ import uuid
 import jsonschema
 import pytest
 
-from benchmarks import placement_http
 from placement.schemas import claim as schema
 from placement.tests import gunicorn_server
+from placement.tests import placement_http
 
 WORKERS = 3
 CLAIMS = 30

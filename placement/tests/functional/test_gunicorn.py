@@ -1,6 +1,7 @@
 """The service under a real gunicorn, configured by environment only."""
 
 import concurrent.futures
+from importlib import metadata
 import http.client
 import json
 import os
@@ -105,6 +106,13 @@ def _readme_request_line_option():
     return found[0]
 
 
+def _gunicorn_major():
+    # Not ``import gunicorn``: with gunicorn imported, the metrics take
+    # this test process for a gunicorn master and export their directory
+    # to the servers later tests start.
+    return int(metadata.version('gunicorn').split('.')[0])
+
+
 def _status_of_get(server, path, timeout=60):
     # gunicorn's own 414 page and the health check's answer are not JSON:
     # read the status line only.
@@ -130,11 +138,18 @@ def test_readme_request_line_limit_fits_300_granular_groups(tmp_path):
     assert len(path) > 8190  # beyond any finite gunicorn limit
     db_url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')
     with GunicornServer(db_url, tmp_path / 'default.log', workers=1) as server:
-        assert _status_of_get(server, path)[0] == 414
+        status, body = _status_of_get(server, path)
+    # gunicorn's own refusal: 414 since gunicorn 26, 400 before.
+    assert status in (400, 414), body[:300]
+    assert b'Request Line is too large' in body
     option = ['--limit-request-line', _readme_request_line_option()]
     with GunicornServer(db_url, tmp_path / 'readme.log', workers=1,
                         gunicorn_args=option) as server:
         status, body = _status_of_get(server, path)
+    if _gunicorn_major() < 26:
+        # As README.rst says: earlier gunicorn reads 0 as 8,190 bytes.
+        assert status == 400, body[:300]
+        return
     assert status == 200, body[:300]
     assert json.loads(body)['allocation_requests'] == []
 

@@ -14,10 +14,10 @@ import uuid
 import pytest
 
 from benchmarks import allocation_writes
-from benchmarks import placement_http
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 from placement.tests import haproxy
+from placement.tests import placement_http
 
 HOSTS = 3
 WORKERS = 2

@@ -26,10 +26,10 @@ import pytest
 import sqlalchemy as sa
 
 from benchmarks import allocation_writes
-from benchmarks import placement_http
 from placement.db import api as db_api
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
+from placement.tests import placement_http
 
 GALERA_ENV = 'PLACEMENT_TEST_GALERA_URLS'
 HOSTS = 3

@@ -6,12 +6,12 @@ import uuid
 
 import pytest
 
-from benchmarks import placement_http
 from benchmarks import servers
 from placement.tests import fixtures
-from placement.tests import gunicorn_server
 from placement.tests.functional.test_upstream_upgrade_rollback import (
     upstream_venv)  # noqa: F401 (a fixture)
+from placement.tests import gunicorn_server
+from placement.tests import placement_http
 
 PROJECT = str(uuid.uuid4())
 

@@ -14,6 +14,7 @@ from oslo_log import log as oslo_log
 import pytest
 import webob
 
+from placement.middleware import requestlog
 from placement.tests import fixtures
 
 FORMAT = 'ctx %(request_id)s %(global_request_id)s %(user)s %(project)s'
@@ -104,10 +105,23 @@ def test_authenticated_line_names_user_and_project(app, lines):
 
 
 def test_context_is_cleared_after_the_request(app, lines):
+    requestlog.restore_log_context(None)
     _get(app, '/traits', **{'x-auth-token': 'admin'})
     assert oslo_context.get_current() is None
     logging.getLogger('placement.test').info('outside any request')
     assert lines[-1] == 'ctx none'
+
+
+def test_a_callers_context_is_current_again_after_the_request(app, lines):
+    # In process, the thread serves the host application's own request.
+    host = oslo_context.RequestContext(request_id='req-host', user_id='h')
+    try:
+        _get(app, '/traits', **{'x-auth-token': 'admin'})
+        assert oslo_context.get_current() is host
+        logging.getLogger('placement.test').info('the host goes on')
+        assert lines[-1].startswith('ctx req-host ')
+    finally:
+        requestlog.restore_log_context(None)
 
 
 @pytest.fixture

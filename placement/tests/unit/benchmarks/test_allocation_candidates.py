@@ -6,7 +6,7 @@ import json
 import pytest
 
 from benchmarks import allocation_candidates as bench
-from benchmarks import placement_http
+from placement.tests import placement_http
 
 
 def _body(candidates):

@@ -180,7 +180,7 @@ def test_same_text_with_the_current_context_and_an_active_exception():
             assert ours.format(copy.copy(record)) == expected
         assert 'req-current' in expected
     finally:
-        requestlog.clear_log_context()
+        requestlog.restore_log_context(None)
 
 
 @pytest.fixture
@@ -282,7 +282,7 @@ def test_setup_keeps_a_log_config_file_but_speeds_up_oslo_formatters(
     try:
         logging.getLogger('placement.test').info('configured %s', 'here')
     finally:
-        requestlog.clear_log_context()
+        requestlog.restore_log_context(None)
     for handler in root_logging.handlers:
         handler.flush()
     assert _lines(plain) == ['INFO configured here']

@@ -1,4 +1,7 @@
-"""A minimal Placement HTTP client for load scripts (standard library only).
+"""A minimal Placement HTTP client (standard library only), for the load
+scripts in ``benchmarks/`` and the tests that start servers. It lives in
+``placement.tests`` so that the installed package never imports
+``benchmarks`` (not part of it).
 
 One ``Client`` per thread: it keeps one keep-alive connection and never
 retries a request by itself, because a write whose connection broke may or

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from benchmarks import placement_http
+from placement.tests import placement_http
 
 
 def _recv(data, size):

@@ -97,6 +97,11 @@ def _status_and_body(port, path):
 
 
 def test_gunicorn_with_the_readme_option_answers_414(tmp_path):
+    if test_gunicorn._gunicorn_major() < 26:
+        # README.rst: earlier gunicorn reads 0 as 8,190 bytes and refuses
+        # longer lines itself (test_gunicorn checks that); the newest
+        # releases' pass (make test-latest) runs this.
+        pytest.skip('gunicorn < 26 cannot lift its request-line limit')
     option = ['--limit-request-line',
               test_gunicorn._readme_request_line_option()]
     db_url = 'sqlite:///%s' % (tmp_path / 'placement.sqlite')

@@ -71,6 +71,15 @@ def _signal(pid, number):
         pass  # a backend that was ending when it was listed
 
 
+def _alive(pid):
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        with open('/proc/%d/stat' % pid) as stat:
+            return stat.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
 def bindir():
     """The newest installed PostgreSQL's bin directory, or None."""
     found = sorted(glob.glob('/usr/lib/postgresql/*/bin'),
@@ -88,7 +97,9 @@ class PostgreSQLServer:
     root), which must exist.
     """
 
-    def __init__(self):
+    def __init__(self, options=''):
+        #: More server options (``-c name=value ...``).
+        self.options = options
         self.bindir = bindir()
         if self.bindir is None:
             raise RuntimeError('PostgreSQL is not installed')
@@ -116,7 +127,8 @@ class PostgreSQLServer:
     def start(self):
         self._pg('pg_ctl', '-D', self.data, '-w', '-l',
                  os.path.join(self.home, 'server.log'), '-o',
-                 '-p %d -h 127.0.0.1 -k %s -F' % (self.port, self.home),
+                 '-p %d -h 127.0.0.1 -k %s -F %s' % (
+                     self.port, self.home, self.options),
                  'start')
 
     def stop(self, mode='fast'):
@@ -124,10 +136,31 @@ class PostgreSQLServer:
         restart or a failover does."""
         self._pg('pg_ctl', '-D', self.data, '-w', '-m', mode, 'stop')
 
+    def _postmaster(self):
+        with open(os.path.join(self.data, 'postmaster.pid')) as f:
+            return int(f.readline())
+
     def frozen(self):
         """Context manager: the postmaster and every backend stopped."""
-        with open(os.path.join(self.data, 'postmaster.pid')) as f:
-            return _stopped_processes(int(f.readline()))
+        return _stopped_processes(self._postmaster())
+
+    def kill(self):
+        """SIGKILL the postmaster and every backend, as a crash does;
+        ``start`` then recovers from the write-ahead log."""
+        parent = self._postmaster()
+        os.kill(parent, signal.SIGSTOP)  # it starts no child after
+        for pid in gunicorn_server.children(parent) + [parent]:
+            _signal(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while _alive(parent) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # pg_ctl's postmaster is no child of ours: it may stay a zombie
+        # (when nothing reaps orphans), which PostgreSQL would take for a
+        # running server.
+        for lock in (os.path.join(self.data, 'postmaster.pid'),
+                     os.path.join(self.home, '.s.PGSQL.%d.lock' % self.port)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(lock)
 
     def create_database(self, name):
         """Create ``name``; return its SQLAlchemy URL."""
@@ -158,7 +191,9 @@ class MariaDBServer:
         return bool(_program('mariadbd', 'mysqld')
                     and _program('mariadb-install-db', 'mysql_install_db'))
 
-    def __init__(self):
+    def __init__(self, extra_args=()):
+        #: More server options, after (so overriding) the usual ones.
+        self.extra_args = list(extra_args)
         self.server = _program('mariadbd', 'mysqld')
         self.home = tempfile.mkdtemp(prefix='placement-mysql-')
         self.data = os.path.join(self.home, 'data')
@@ -186,7 +221,7 @@ class MariaDBServer:
                  '--skip-grant-tables', '--skip-name-resolve',
                  '--innodb-flush-log-at-trx-commit=0',
                  '--character-set-server=utf8mb4',
-                 '--collation-server=utf8mb4_bin'],
+                 '--collation-server=utf8mb4_bin'] + self.extra_args,
                 stdout=log, stderr=subprocess.STDOUT,
                 preexec_fn=child_process.end_with_parent)
         deadline = time.monotonic() + timeout
@@ -218,6 +253,11 @@ class MariaDBServer:
     def frozen(self):
         """Context manager: the server process stopped."""
         return _stopped_processes(self._process.pid)
+
+    def kill(self):
+        """SIGKILL the server, as a crash does."""
+        self._process.kill()
+        self._process.wait()
 
     def create_database(self, name):
         """Create ``name``; return its SQLAlchemy URL."""

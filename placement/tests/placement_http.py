@@ -22,10 +22,13 @@ MICROVERSION = '1.39'
 class Response:
     """What came back: ``status`` is None when no HTTP answer arrived."""
 
-    def __init__(self, status, body=None, failure=None):
+    def __init__(self, status, body=None, failure=None, headers=None):
         self.status = status
         self.body = body
         self.failure = failure
+        #: ``Client`` answers: the response's headers (an http.client
+        #: HTTPMessage), e.g. to check Retry-After on a 503.
+        self.headers = headers
 
     @property
     def failure_kind(self):
@@ -94,7 +97,7 @@ class Client:
             self._connection.close()
             return Response(None, failure='%s: %s' % (
                 type(exc).__name__, exc))
-        return Response(raw.status, data)
+        return Response(raw.status, data, headers=raw.headers)
 
     def request(self, method, path, body=None):
         """Send once; the body comes back decoded (JSON, else text)."""

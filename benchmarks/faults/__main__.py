@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks.faults import run
+
+sys.exit(run.main())

@@ -18,7 +18,8 @@ PORT ?= 8000
 JOBS ?= auto
 PYTEST = env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) -q $(PYTEST_ARGS)
 
-.PHONY: run test test-latest test-sqlite test-postgresql test-mysql test-galera policy-gabbits docs venv clean bandit
+.PHONY: run test test-latest test-sqlite test-postgresql test-mysql test-galera policy-gabbits docs venv clean bandit \
+	faults-galera faults-postgresql faults-mariadb
 
 $(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg $(CONSTRAINTS)
 	PYTHON=$(PYTHON) sh tools/make-venv.sh $(VENV)
@@ -56,6 +57,18 @@ test-galera: venv
 	sh tools/with-galera.sh env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest \
 	    -p no:cacheprovider -n 1 -q $(PYTEST_ARGS) \
 	    placement/tests/functional/test_writes_across_hosts.py
+	env PLACEMENT_TEST_FAULTS_GALERA=1 PYTHONPATH=$(CURDIR) $(BIN)/python \
+	    -m pytest -p no:cacheprovider -n 1 -q $(PYTEST_ARGS) \
+	    placement/tests/functional/test_faults.py -k galera
+
+# Long fault-injection runs (api-ref/fault-injection.rst): writes through
+# every API host while database nodes are killed, paused, isolated or
+# restarted and API workers killed, then the checker. FAULT_ARGS
+# overrides the counts and the time bound (seconds).
+FAULT_ARGS ?= --operations 10000 --faults-per-kind 50 --seconds 10800
+faults-galera faults-postgresql faults-mariadb: venv
+	env PYTHONPATH=$(CURDIR) $(BIN)/python -m benchmarks.faults \
+	    --database $(@:faults-%=%) $(FAULT_ARGS)
 
 # The OpenStack security linter over the package (configuration and the
 # justification of each skipped check in pyproject.toml).

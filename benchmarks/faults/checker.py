@@ -105,6 +105,13 @@ class _Replay:
         row = self.rows['resource_providers'].get(rp_id)
         return row and row['uuid']
 
+    def inventory(self, rp_uuid, rc):
+        for row in self.rows['inventories'].values():
+            if (row['resource_class_id'] == rc
+                    and self.rp_uuid(row['resource_provider_id']) == rp_uuid):
+                return row
+        return None
+
     def usage(self):
         used = collections.Counter()
         for row in self.rows['allocations'].values():
@@ -159,8 +166,7 @@ class Checker:
                  history_mod.REFUSED: 2}
         return min(candidates, key=lambda e: order[e.outcome])
 
-    def _explain(self, replay, txn, consumer_users, deleted, bumps,
-                 inventories):
+    def _explain(self, replay, txn, consumer_users, deleted, bumps):
         """The entry that explains ``txn``, or None."""
         ids = {_entry_of_user(user) for user in consumer_users.values()}
         ids.discard(None)
@@ -174,26 +180,30 @@ class Checker:
             candidates = [e for uuid in deleted
                           for e in self._delete_index.get(uuid, ())]
             return self._best(candidates) if candidates else None
-        if inventories and bumps:
+        if bumps:
+            # Judged on the inventory the transaction left: a write of
+            # the values already there changes no inventory row (MariaDB
+            # then logs none), only the generation.
             rp, old, _new = bumps[0]
+            held = replay.inventory(rp, self.rc) or {}
             candidates = [
                 e for e in self._inventory_index.get((rp, old), ())
-                if all(inventories.get(rp, {}).get(k) == v
+                if all(held.get(k) == v
                        for k, v in e.intent['inventory'].items())]
             return self._best(candidates) if candidates else None
         return None
 
     # -- the rules --------------------------------------------------------
 
-    def check(self, transactions, final=None, setup_transactions=0):
+    def check(self, transactions, final=None):
         """Replay ``transactions``; ``final``: the database's rows now
-        (``final_state``), compared with the replay's. The first
-        ``setup_transactions`` create what the workload uses."""
+        (``final_state_of`` them), compared with the replay's."""
         self._delete_index = self._deletes()
         self._inventory_index = self._inventory_writes()
         replay = _Replay()
         consumer_generation = {}  # uuid -> last generation committed
-        last_inventory = {}  # (rp, rc) -> entry of the last change
+        last_inventory = {}  # rp -> entry of the last inventory change
+        holders = {}  # consumer -> entry of the last write explained
         for txn in transactions:
             before = replay.usage()
             consumer_users, deleted, bumps = {}, [], []
@@ -233,21 +243,19 @@ class Checker:
                                                 'allocation_ratio')}
                 elif change.table == 'allocations':
                     touched_consumers.add((new or old)['consumer_id'])
-            if txn.index < setup_transactions:
-                continue
             entry = self._explain(replay, txn, consumer_users, deleted,
-                                  bumps, inventories)
+                                  bumps)
             if entry is not None:
                 self.explained[entry.id].append(txn.index)
                 self._check_content(replay, txn, entry)
+                for uuid in touched_consumers | set(deleted):
+                    holders[uuid] = entry
                 if 'inventory' in entry.intent:
                     for rp, _old, _new in bumps:
                         last_inventory[rp] = entry
             elif touched_consumers or deleted or inventories:
-                self._flag('b', 'transaction %d changed %s no request '
-                           'explains' % (txn.index, sorted(
-                               touched_consumers | set(deleted)
-                               | set(inventories))))
+                self._unexplained(replay, txn, touched_consumers | set(
+                    deleted), inventories, holders)
             self._check_capacity(replay, txn, before, entry, last_inventory)
         self._check_entries()
         self._check_history_generations()
@@ -256,6 +264,21 @@ class Checker:
         if final is not None:
             self._check_final(replay, final)
         return Report(self._counts(transactions), self.anomalies)
+
+    def _unexplained(self, replay, txn, consumers, inventories, holders):
+        """A committed change no request explains: it overwrote what the
+        last write of each consumer (or provider) left."""
+        for uuid in sorted(consumers):
+            last = holders.get(uuid)
+            self._flag('b', 'transaction %d changed consumer %s to %s and '
+                       'no request explains it%s' % (
+                           txn.index, uuid, replay.consumer_allocations(uuid),
+                           '; the last write of it was' if last else ''),
+                       last)
+        for rp in sorted(inventories):
+            self._flag('b', 'transaction %d changed the inventory of %s '
+                       'to %s and no request explains it'
+                       % (txn.index, rp, inventories[rp]))
 
     def _check_capacity(self, replay, txn, before, entry, last_inventory):
         after = replay.usage()
@@ -277,25 +300,26 @@ class Checker:
 
     def _check_content(self, replay, txn, entry):
         """The explaining transaction holds all the entry asked for."""
-        intent = entry.intent
         if entry.outcome == history_mod.REFUSED:
             self._flag('c', 'refused write committed as transaction %d'
                        % txn.index, entry)
             return
-        for uuid, wanted in intent.get('consumers', {}).items():
+        wanted = entry.intent.get('consumers', {})
+        wrong = []
+        for uuid, intent in sorted(wanted.items()):
             held = replay.consumer_allocations(uuid)
-            expected = wanted.get('allocations')
-            ok = (held == expected if expected is not None
-                  else sum(held.values()) == wanted['amount']
-                  and len(held) == 1)
-            if not ok:
-                rule = 'b' if entry.outcome == history_mod.ACK else 'd'
-                self._flag(rule, 'transaction %d left consumer %s with %s, '
-                           'the write asked for %s (%s of a %d-consumer '
-                           'write)' % (txn.index, uuid, held,
-                                       expected or wanted,
-                                       'part' if held != {} else 'none',
-                                       len(intent['consumers'])), entry)
+            expected = intent.get('allocations')
+            if not (held == expected if expected is not None
+                    else sum(held.values()) == intent['amount']
+                    and len(held) == 1):
+                wrong.append('consumer %s holds %s, asked %s' % (
+                    uuid, held, expected or intent['amount']))
+        if wrong:
+            rule = 'b' if entry.outcome == history_mod.ACK else 'd'
+            self._flag(rule, 'transaction %d applied %d of the %d consumers '
+                       'of the write: %s' % (
+                           txn.index, len(wanted) - len(wrong), len(wanted),
+                           '; '.join(wrong)), entry)
 
     def _check_entries(self):
         for entry in self.entries.values():

@@ -29,7 +29,7 @@ class Nemesis:
     def __init__(self, topology, seed, kinds=None, per_kind=None,
                  gap=(0.5, 2.0), log=None):
         self.topology = topology
-        self.kinds = list(kinds or topology.FAULTS)
+        self.kinds = list(topology.FAULTS if kinds is None else kinds)
         self.seed = seed
         self.per_kind = per_kind
         self.gap = gap
@@ -46,6 +46,10 @@ class Nemesis:
     def run(self, finished, deadline):
         """Inject until ``finished()`` or the monotonic ``deadline``;
         once every kind had its ``per_kind`` faults, only wait."""
+        if not self.kinds:
+            while not finished() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            return
         for wait, kind, seed in schedule(self.kinds, self.seed, self.gap):
             end = time.monotonic() + wait
             while time.monotonic() < end:

@@ -49,48 +49,95 @@ class Result:
         return '\n'.join(lines)
 
 
-def run(database, operations=300, faults_per_kind=2, seconds=120, seed=1,
-        clients=6, workdir=None, environment=None, kinds=None,
-        before_check=None, log=None):
-    """Run and check; ``before_check(topology, history)`` may break
-    things on purpose (the checker's own tests)."""
-    log = log or (lambda text: None)
-    workdir = workdir or tempfile.mkdtemp(prefix='placement-faults-')
-    topology = topology_mod.make(database, str(workdir), environment)
-    history = history_mod.History()
-    started = time.monotonic()
-    try:
-        topology.start()
-        log('%s started: %s' % (database, topology.urls))
-        workload = workload_mod.Workload(topology.urls, history, seed,
-                                         clients)
-        workload.prepare()
-        nemesis = nemesis_mod.Nemesis(topology, seed, kinds,
-                                      faults_per_kind, log=log)
-        load = threading.Thread(target=workload.run, daemon=True)
-        load.start()
-        nemesis.run(lambda: workload.sent >= operations and (
-            nemesis.done or not nemesis.per_kind), started + seconds)
-        workload.stop.set()
-        load.join()
-        reached = (workload.sent >= operations and all(
-            nemesis.counts[kind] >= faults_per_kind
-            for kind in nemesis.kinds))
-        log('load done: %d writes, faults %s' % (workload.sent,
-                                                 dict(nemesis.counts)))
-        if before_check is not None:
-            before_check(topology, history)
-        topology.stop_hosts()
-        transactions = topology.transactions()
-        final = checker.read_final(topology.final_url())
-        report = checker.Checker(history).check(transactions, final)
+class FaultRun:
+    """``start`` the topology, ``load`` it under faults, ``check``;
+    ``stop`` stops everything it started (by pid). A context manager."""
+
+    def __init__(self, database, workdir=None, environment=None, seed=1,
+                 clients=6, log=None):
+        self.log = log or (lambda text: None)
+        self.seed = seed
+        self.clients = clients
+        self.workdir = str(workdir or tempfile.mkdtemp(
+            prefix='placement-faults-'))
+        self.topology = topology_mod.make(database, self.workdir,
+                                          environment)
+        self.history = history_mod.History()
+        self.started = time.monotonic()
+        self.nemesis = None
+        self.workload = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    def start(self):
+        try:
+            self.topology.start()
+            self.log('started: %s' % self.topology.urls)
+            self.workload = workload_mod.Workload(
+                self.topology.urls, self.history, self.seed, self.clients)
+            self.workload.prepare()
+        except BaseException:
+            self.stop()
+            raise
+
+    def load(self, operations, faults_per_kind, seconds, kinds=None):
+        """Send at least ``operations`` writes while injecting at least
+        ``faults_per_kind`` faults of each of ``kinds`` (default: all the
+        topology has), within ``seconds``; whether both were reached."""
+        self.nemesis = nemesis_mod.Nemesis(
+            self.topology, self.seed,
+            self.topology.FAULTS if kinds is None else kinds,
+            faults_per_kind, log=self.log)
+        self.workload.stop.clear()
+        thread = threading.Thread(target=self.workload.run, daemon=True)
+        thread.start()
+        start_writes = self.workload.sent
+        self.nemesis.run(lambda: (
+            self.workload.sent - start_writes >= operations
+            and (self.nemesis.done or not self.nemesis.kinds)),
+            time.monotonic() + seconds)
+        self.workload.stop.set()
+        thread.join()
+        self.log('load done: %d writes, faults %s' % (
+            self.workload.sent, dict(self.nemesis.counts)))
+        return (self.workload.sent - start_writes >= operations
+                and all(self.nemesis.counts[kind] >= faults_per_kind
+                        for kind in self.nemesis.kinds))
+
+    def check(self, history=None):
+        """The checker's report on ``history`` (default: the run's)."""
+        transactions = self.topology.transactions()
+        final = checker.read_final(self.topology.final_url())
+        return checker.Checker(history or self.history).check(
+            transactions, final)
+
+    def result(self, reached):
+        report = self.check()
+        counts = self.nemesis.counts if self.nemesis else {}
         notes = ['API workers killed while serving: %d of %d' % (
-            topology.worker_kills_busy, nemesis.counts['worker'])]
-        notes += ['fault that failed: %s' % f for f in nemesis.failures]
-        return Result(report, nemesis.counts, time.monotonic() - started,
-                      workload.sent, reached, notes)
-    finally:
-        topology.stop()
+            self.topology.worker_kills_busy, counts.get('worker', 0))]
+        notes += ['fault that failed: %s' % f
+                  for f in (self.nemesis.failures if self.nemesis else ())]
+        return Result(report, counts, time.monotonic() - self.started,
+                      self.workload.sent, reached, notes)
+
+    def stop(self):
+        self.topology.stop()
+
+
+def run(database, operations=300, faults_per_kind=2, seconds=120, seed=1,
+        clients=6, workdir=None, environment=None, kinds=None, log=None):
+    """Start, load under faults, check, stop: the Result."""
+    with FaultRun(database, workdir, environment, seed, clients,
+                  log) as fault_run:
+        reached = fault_run.load(operations, faults_per_kind, seconds,
+                                 kinds)
+        return fault_run.result(reached)
 
 
 def main(argv=None):

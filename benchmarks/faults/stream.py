@@ -113,12 +113,13 @@ def parse_test_decoding(lines):
 
 
 def read_slot(url):
-    """All transactions decoded so far (the slot is consumed)."""
+    """All transactions decoded so far (peeked: they can be read
+    again)."""
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
             lines = [row[0] for row in conn.exec_driver_sql(
-                "SELECT data FROM pg_logical_slot_get_changes('%s', NULL, "
+                "SELECT data FROM pg_logical_slot_peek_changes('%s', NULL, "
                 "NULL)" % SLOT)]
             conn.commit()
     finally:

@@ -23,6 +23,7 @@ On Galera node 1 keeps the binary log the checker reads: it is paused
 but never killed or isolated (a killed node's log loses its tail).
 """
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -349,10 +350,18 @@ class Galera(_Topology):
         node = self._target(rng)
         seconds = rng.uniform(2, 8)
         node.set_isolated(True)
-        time.sleep(seconds)
+        deadline = time.monotonic() + seconds
+        cut = False
+        while time.monotonic() < deadline:
+            if not cut:
+                with contextlib.suppress(sa.exc.DBAPIError):
+                    cut = node.status('wsrep_cluster_status') != 'Primary'
+            time.sleep(0.2)
         node.set_isolated(False)
         node.wait_synced()
-        return 'node %d isolated %.1f s' % (node.number, seconds)
+        return 'node %d isolated %.1f s (%s)' % (
+            node.number, seconds,
+            'went non-Primary' if cut else 'stayed Primary')
 
     def transactions(self):
         return stream.read_binlog(self.home, self.url)
@@ -364,6 +373,8 @@ class Galera(_Topology):
         self.stop_hosts()
         for node in self.nodes:
             node.stop()
+            with contextlib.suppress(OSError):
+                shutil.copy(node.data + '.log', self.workdir)
         shutil.rmtree(self.home, ignore_errors=True)
 
 

@@ -24,6 +24,7 @@ to recognise its effect (a user id of its own per write).
 
 import random
 import threading
+import time
 import uuid
 
 from benchmarks import placement_http
@@ -34,8 +35,11 @@ RC = 'VCPU'
 PROJECT = 'faults-project'
 PROVIDERS = 3
 TOTAL = 8
-WEIGHTS = {'claim': 20, 'put': 20, 'move': 15, 'delete': 22,
+WEIGHTS = {'claim': 20, 'put': 20, 'move': 15, 'delete': 30,
            'inventory': 8, 'race': 15}
+#: Seconds a client waits after a 5xx or no answer, as a scheduler
+#: would before trying again (the faults last seconds).
+BACKOFF = 0.5
 #: Seconds a client waits for an answer before it counts as unknown.
 TIMEOUT = 30
 
@@ -161,6 +165,8 @@ class _Session:
             entry, response, headers.get('retry-after') if headers else None)
         if observe is not None and response.status == 200:
             entry.observed = observe(response.body)
+        if response.status is None or response.status >= 500:
+            time.sleep(BACKOFF)
         return entry, response
 
     def _consumer_body(self, entry, amounts, generation):

@@ -37,7 +37,11 @@ class Result:
 
     @property
     def ok(self):
-        return self.report.ok and self.reached
+        return self.report.ok and self.reached and not self.failures
+
+    @property
+    def failures(self):
+        return [note for note in self.notes if note.startswith('fault ')]
 
     def text(self):
         lines = ['%d writes in %.0f s; faults injected: %s' % (
@@ -155,8 +159,8 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=1)
     parser.add_argument('--clients', type=int, default=6)
     parser.add_argument('--faults', default=None,
-                        help='comma-separated kinds (default: all of the '
-                        'database\'s)')
+                        help='comma-separated kinds, or "none" (default: '
+                        'all of the database\'s)')
     parser.add_argument('--service-env', action='append', default=[],
                         help='NAME=VALUE for the API hosts, e.g. '
                         'OS_PLACEMENT_DATABASE__MYSQL_WSREP_SYNC_WAIT=0')
@@ -170,7 +174,8 @@ def main(argv=None):
     result = run(args.database, args.operations, args.faults_per_kind,
                  args.seconds, args.seed, args.clients,
                  environment=environment,
-                 kinds=args.faults.split(',') if args.faults else None,
+                 kinds=(None if args.faults is None else
+                        [k for k in args.faults.split(',') if k != 'none']),
                  log=log)
     print('database: %s, seed %d, service environment %s' % (
         args.database, args.seed, environment or '-'))

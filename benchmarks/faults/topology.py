@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 import time
 
-import sqlalchemy as sa
+import pymysql
 
 from benchmarks.faults import stream
 from placement.tests import child_process
@@ -233,16 +233,25 @@ class GaleraNode:
                 preexec_fn=child_process.end_with_parent)
         self.wait_synced(timeout)
 
-    def status(self, name):
-        engine = sa.create_engine(self.url, connect_args={
-            'connect_timeout': 2, 'read_timeout': 5})
+    def _admin(self, statement):
+        """Run ``statement`` on this node; the first row. A plain driver
+        connection: a non-primary node refuses the queries an SQLAlchemy
+        engine sends when it connects (``1047 WSREP has not yet
+        prepared node``), only SHOW and SET run there."""
+        conn = pymysql.connect(host='127.0.0.1', port=self.ports[0],
+                               user='root', connect_timeout=3,
+                               read_timeout=10, write_timeout=10,
+                               autocommit=True)
         try:
-            with engine.connect() as conn:
-                row = conn.exec_driver_sql(
-                    "SHOW STATUS LIKE '%s'" % name).first()
-                return row and row[1]
+            with conn.cursor() as cursor:
+                cursor.execute(statement)
+                return cursor.fetchone()
         finally:
-            engine.dispose()
+            conn.close()
+
+    def status(self, name):
+        row = self._admin("SHOW STATUS LIKE '%s'" % name)
+        return row and row[1]
 
     def wait_synced(self, timeout=180):
         deadline = time.monotonic() + timeout
@@ -252,7 +261,7 @@ class GaleraNode:
                         and self.status('wsrep_cluster_status')
                         == 'Primary'):
                     return
-            except sa.exc.DBAPIError:
+            except pymysql.MySQLError:
                 pass
             if self.process.poll() is not None:
                 raise RuntimeError('galera node %d exited: see %s.log'
@@ -263,14 +272,8 @@ class GaleraNode:
             time.sleep(0.3)
 
     def set_isolated(self, isolated):
-        engine = sa.create_engine(self.url, isolation_level='AUTOCOMMIT')
-        try:
-            with engine.connect() as conn:
-                conn.exec_driver_sql(
-                    "SET GLOBAL wsrep_provider_options='gmcast.isolate=%d'"
+        self._admin("SET GLOBAL wsrep_provider_options='gmcast.isolate=%d'"
                     % int(isolated))
-        finally:
-            engine.dispose()
 
     def kill(self):
         self.process.kill()
@@ -350,14 +353,17 @@ class Galera(_Topology):
         node = self._target(rng)
         seconds = rng.uniform(2, 8)
         node.set_isolated(True)
-        deadline = time.monotonic() + seconds
         cut = False
-        while time.monotonic() < deadline:
-            if not cut:
-                with contextlib.suppress(sa.exc.DBAPIError):
-                    cut = node.status('wsrep_cluster_status') != 'Primary'
-            time.sleep(0.2)
-        node.set_isolated(False)
+        try:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                if not cut:
+                    with contextlib.suppress(pymysql.MySQLError):
+                        cut = node.status(
+                            'wsrep_cluster_status') != 'Primary'
+                time.sleep(0.2)
+        finally:
+            node.set_isolated(False)
         node.wait_synced()
         return 'node %d isolated %.1f s (%s)' % (
             node.number, seconds,

@@ -267,8 +267,14 @@ class _Session:
         consumer = self.w._pick_live(self.rng, remove=True)
         if consumer is None:
             return
-        self._send('delete', 'DELETE', '/allocations/%s' % consumer,
-                   lambda entry: (None, {'deleted': consumer}))
+        entry, response = self._send(
+            'delete', 'DELETE', '/allocations/%s' % consumer,
+            lambda entry: (None, {'deleted': consumer}))
+        if entry.outcome == history_mod.UNKNOWN or response.status == 409:
+            # Maybe still there: deleted again later, as an operator
+            # would (a consumer left out would hold its capacity for
+            # the rest of the run).
+            self.w._add_live(consumer)
 
     def inventory(self):
         rp = self.rng.choice(self.w.providers)

@@ -50,9 +50,11 @@ test-mysql: venv
 	sh tools/with-mysql.sh $(PYTEST) placement/tests
 
 # Writes through API hosts on the three nodes of a throwaway MariaDB
-# Galera cluster (mariadb-server, galera-4, rsync). Not part of "make
+# Galera cluster (mariadb-server, galera-4, rsync), then a short fault
+# run on a cluster of its own (benchmarks/faults). Not part of "make
 # test" (it needs three database servers); CI runs it after "make test".
-# It took 1.5 minutes on an idle 2-core machine, 8 to 13 on a busy one.
+# The first took 1.5 minutes on an idle 2-core machine, 8 to 13 on a
+# busy one; the fault run about 3 on a busy one.
 test-galera: venv
 	sh tools/with-galera.sh env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest \
 	    -p no:cacheprovider -n 1 -q $(PYTEST_ARGS) \

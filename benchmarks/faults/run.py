@@ -58,14 +58,14 @@ class FaultRun:
     ``stop`` stops everything it started (by pid). A context manager."""
 
     def __init__(self, database, workdir=None, environment=None, seed=1,
-                 clients=6, log=None):
+                 clients=6, log=None, **options):
         self.log = log or (lambda text: None)
         self.seed = seed
         self.clients = clients
         self.workdir = str(workdir or tempfile.mkdtemp(
             prefix='placement-faults-'))
         self.topology = topology_mod.make(database, self.workdir,
-                                          environment)
+                                          environment, **options)
         self.history = history_mod.History()
         self.started = time.monotonic()
         self.nemesis = None
@@ -125,6 +125,13 @@ class FaultRun:
         counts = self.nemesis.counts if self.nemesis else {}
         notes = ['API workers killed while serving: %d of %d' % (
             self.topology.worker_kills_busy, counts.get('worker', 0))]
+        isolations = [what for _s, _e, kind, what in (
+            self.nemesis.events if self.nemesis else ()) if kind == 'isolate']
+        if isolations:
+            notes.append('isolated nodes that left the primary component: '
+                         '%d of %d' % (sum('went non-Primary' in what
+                                           for what in isolations),
+                                       len(isolations)))
         notes += ['fault that failed: %s' % f
                   for f in (self.nemesis.failures if self.nemesis else ())]
         return Result(report, counts, time.monotonic() - self.started,
@@ -135,10 +142,11 @@ class FaultRun:
 
 
 def run(database, operations=300, faults_per_kind=2, seconds=120, seed=1,
-        clients=6, workdir=None, environment=None, kinds=None, log=None):
+        clients=6, workdir=None, environment=None, kinds=None, log=None,
+        **options):
     """Start, load under faults, check, stop: the Result."""
     with FaultRun(database, workdir, environment, seed, clients,
-                  log) as fault_run:
+                  log, **options) as fault_run:
         reached = fault_run.load(operations, faults_per_kind, seconds,
                                  kinds)
         return fault_run.result(reached)
@@ -161,6 +169,9 @@ def main(argv=None):
     parser.add_argument('--faults', default=None,
                         help='comma-separated kinds, or "none" (default: '
                         'all of the database\'s)')
+    parser.add_argument('--innodb-flush', type=int, choices=(0, 1, 2),
+                        help='mariadb: innodb_flush_log_at_trx_commit '
+                        '(default %d)' % topology_mod.INNODB_FLUSH)
     parser.add_argument('--service-env', action='append', default=[],
                         help='NAME=VALUE for the API hosts, e.g. '
                         'OS_PLACEMENT_DATABASE__MYSQL_WSREP_SYNC_WAIT=0')
@@ -171,12 +182,15 @@ def main(argv=None):
         print('[%s] %s' % (time.strftime('%H:%M:%S'), text),
               file=sys.stderr, flush=True)
 
+    options = {}
+    if args.innodb_flush is not None:
+        options['innodb_flush'] = args.innodb_flush
     result = run(args.database, args.operations, args.faults_per_kind,
                  args.seconds, args.seed, args.clients,
                  environment=environment,
                  kinds=(None if args.faults is None else
                         [k for k in args.faults.split(',') if k != 'none']),
-                 log=log)
+                 log=log, **options)
     print('database: %s, seed %d, service environment %s' % (
         args.database, args.seed, environment or '-'))
     print(result.text())

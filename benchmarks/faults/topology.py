@@ -388,5 +388,7 @@ TOPOLOGIES = {'postgresql': PostgreSQL, 'mariadb': MariaDB,
               'galera': Galera}
 
 
-def make(name, workdir, environment=None):
-    return TOPOLOGIES[name](workdir, environment)
+def make(name, workdir, environment=None, **options):
+    """The topology ``name``; ``options`` go to its constructor
+    (``innodb_flush`` for ``mariadb``)."""
+    return TOPOLOGIES[name](workdir, environment, **options)

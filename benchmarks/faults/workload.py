@@ -50,6 +50,18 @@ def _amounts(body):
             for rp, item in (body or {}).items()}
 
 
+def _consumer_generations(consumer):
+    """What a consumer's allocations body (GET /allocations, a claim's
+    answer) shows of generations, for the checker's stale reads."""
+    def observe(body):
+        if not body.get('allocations'):
+            return []
+        return [(('consumer', consumer), body['consumer_generation'])] + [
+            (('provider', rp), item['generation'])
+            for rp, item in body['allocations'].items()]
+    return observe
+
+
 class Workload:
     """``prepare`` creates the providers; ``run`` sends operations from
     ``clients`` threads until ``stop`` is set (``sent`` counts the writes
@@ -186,11 +198,7 @@ class _Session:
         """(generation, {rp: VCPU}) of a consumer, or None."""
         _entry, response = self._send(
             'read', 'GET', '/allocations/%s' % consumer,
-            observe=lambda body: [(('consumer', consumer),
-                                   body['consumer_generation'])]
-            + [(('provider', rp), item['generation'])
-               for rp, item in body['allocations'].items()]
-            if body.get('allocations') else [])
+            observe=_consumer_generations(consumer))
         if response.status != 200 or not response.body['allocations']:
             return None
         return (response.body['consumer_generation'],
@@ -216,7 +224,8 @@ class _Session:
             intent['amount'] = amount
             return body, {'consumers': {consumer: intent}}
 
-        entry, response = self._send('claim', 'POST', '/claims', build)
+        entry, response = self._send('claim', 'POST', '/claims', build,
+                                     observe=_consumer_generations(consumer))
         if entry.outcome == history_mod.ACK:
             entry.intent['consumers'][consumer]['allocations'] = _amounts(
                 response.body['allocations'])
@@ -292,7 +301,8 @@ class _Session:
             dict(values, resource_provider_generation=generation,
                  max_unit=total),
             {'provider': rp, 'generation': generation,
-             'inventory': values}))
+             'inventory': values}), observe=lambda body: [
+                 (('provider', rp), body['resource_provider_generation'])])
 
     def race(self):
         consumer = self.w._pick_live(self.rng)

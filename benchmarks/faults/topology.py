@@ -14,7 +14,7 @@ Faults (``FAULTS`` per topology):
              SIGCONTed;
 ``restart``  PostgreSQL (MariaDB) stopped as an operator does and
              started again;
-``isolate``  a Galera node cut from the others for 2-8 s: its group
+``isolate``  a Galera node cut from the others for 6-12 s: its group
              communication refuses every peer (``gmcast.isolate``) and
              it goes non-primary, then it rejoins;
 ``worker``   an API worker SIGKILLed while it serves a request.
@@ -351,7 +351,7 @@ class Galera(_Topology):
 
     def _isolate(self, rng):
         node = self._target(rng)
-        seconds = rng.uniform(2, 8)
+        seconds = rng.uniform(6, 12)
         node.set_isolated(True)
         cut = False
         try:

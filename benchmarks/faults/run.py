@@ -14,6 +14,7 @@ checker found no anomaly and the counts were reached.
 """
 
 import argparse
+import shutil
 import sys
 import tempfile
 import threading
@@ -62,6 +63,9 @@ class FaultRun:
         self.log = log or (lambda text: None)
         self.seed = seed
         self.clients = clients
+        # A directory of its own is removed at the end; the caller's
+        # keeps the servers' logs.
+        self._own_workdir = workdir is None
         self.workdir = str(workdir or tempfile.mkdtemp(
             prefix='placement-faults-'))
         self.topology = topology_mod.make(database, self.workdir,
@@ -138,7 +142,11 @@ class FaultRun:
                       self.workload.sent, reached, notes)
 
     def stop(self):
-        self.topology.stop()
+        try:
+            self.topology.stop()
+        finally:
+            if self._own_workdir:
+                shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def run(database, operations=300, faults_per_kind=2, seconds=120, seed=1,
@@ -172,6 +180,9 @@ def main(argv=None):
     parser.add_argument('--innodb-flush', type=int, choices=(0, 1, 2),
                         help='mariadb: innodb_flush_log_at_trx_commit '
                         '(default %d)' % topology_mod.INNODB_FLUSH)
+    parser.add_argument('--workdir',
+                        help='keep the servers\' logs here (default: a '
+                        'temporary directory, removed)')
     parser.add_argument('--service-env', action='append', default=[],
                         help='NAME=VALUE for the API hosts, e.g. '
                         'OS_PLACEMENT_DATABASE__MYSQL_WSREP_SYNC_WAIT=0')
@@ -187,7 +198,7 @@ def main(argv=None):
         options['innodb_flush'] = args.innodb_flush
     result = run(args.database, args.operations, args.faults_per_kind,
                  args.seconds, args.seed, args.clients,
-                 environment=environment,
+                 workdir=args.workdir, environment=environment,
                  kinds=(None if args.faults is None else
                         [k for k in args.faults.split(',') if k != 'none']),
                  log=log, **options)

@@ -51,7 +51,7 @@ test-mysql: venv
 
 # Writes through API hosts on the three nodes of a throwaway MariaDB
 # Galera cluster (mariadb-server, galera-4, rsync), then a short fault
-# run on a cluster of its own (benchmarks/faults). Not part of "make
+# run on a cluster of its own (placement/tests/faults). Not part of "make
 # test" (it needs three database servers); CI runs it after "make test".
 # The first took 1.5 minutes on an idle 2-core machine, 8 to 13 on a
 # busy one; the fault run about 3 on a busy one.
@@ -69,7 +69,7 @@ test-galera: venv
 # overrides the counts and the time bound (seconds).
 FAULT_ARGS ?= --operations 10000 --faults-per-kind 50 --seconds 10800
 faults-galera faults-postgresql faults-mariadb: venv
-	env PYTHONPATH=$(CURDIR) $(BIN)/python -m benchmarks.faults \
+	env PYTHONPATH=$(CURDIR) $(BIN)/python -m placement.tests.faults \
 	    --database $(@:faults-%=%) $(FAULT_ARGS)
 
 # The OpenStack security linter over the package (configuration and the

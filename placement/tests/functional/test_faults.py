@@ -1,4 +1,4 @@
-"""The fault harness (``benchmarks.faults``): a short run under faults
+"""The fault harness (``placement.tests.faults``): a short run under faults
 on each server database, and proof that its checker reports each rule
 broken on purpose.
 
@@ -16,14 +16,14 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from benchmarks import placement_http
-from benchmarks.faults import checker
-from benchmarks.faults import history as history_mod
-from benchmarks.faults import run as run_mod
-from benchmarks.faults import topology
 from placement.db import tables
 from placement.tests import database_servers
+from placement.tests.faults import checker
+from placement.tests.faults import history as history_mod
+from placement.tests.faults import run as run_mod
+from placement.tests.faults import topology
 from placement.tests import fixtures
+from placement.tests import placement_http
 
 GALERA_ENV = 'PLACEMENT_TEST_FAULTS_GALERA'
 #: Writes and faults of each kind of the short runs.

@@ -1,12 +1,12 @@
-"""The fault checker (``benchmarks.faults.checker``) on made-up
+"""The fault checker (``placement.tests.faults.checker``) on made-up
 histories and commit streams, and the two stream parsers on samples of
 what the databases print. The checker on real databases, broken on
 purpose, is ``functional/test_faults.py``."""
 
-from benchmarks import placement_http
-from benchmarks.faults import checker
-from benchmarks.faults import history as history_mod
-from benchmarks.faults import stream
+from placement.tests.faults import checker
+from placement.tests.faults import history as history_mod
+from placement.tests.faults import stream
+from placement.tests import placement_http
 
 RP = 'a' * 8 + '-0000-0000-0000-' + '0' * 12
 

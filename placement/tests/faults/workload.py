@@ -27,9 +27,9 @@ import threading
 import time
 import uuid
 
-from benchmarks import placement_http
-from benchmarks.faults import checker
-from benchmarks.faults import history as history_mod
+from placement.tests.faults import checker
+from placement.tests.faults import history as history_mod
+from placement.tests import placement_http
 
 RC = 'VCPU'
 PROJECT = 'faults-project'

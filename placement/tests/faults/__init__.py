@@ -10,5 +10,5 @@ what ``topology`` started; ``history`` records what each client
 learned; ``stream`` reads the database's own commit-ordered change
 stream (PostgreSQL logical decoding, MariaDB's binary log); ``checker``
 verifies rules (a)-(f) of ``api-ref/fault-injection.rst``. ``run`` ties
-them together (``python -m benchmarks.faults --help``).
+them together (``python -m placement.tests.faults --help``).
 """

@@ -41,7 +41,7 @@ import heapq
 
 import sqlalchemy as sa
 
-from benchmarks.faults import history as history_mod
+from placement.tests.faults import history as history_mod
 
 USER_PREFIX = 'faults-op-'
 RULES = ('a', 'b', 'c', 'd', 'e', 'f', 'final')

@@ -1,6 +1,6 @@
 """One fault run: servers, workload, faults, then the checker.
 
-    python -m benchmarks.faults --database galera --operations 10000 \\
+    python -m placement.tests.faults --database galera --operations 10000 \\
         --faults-per-kind 50 --seconds 7200 --seed 1
 
 Starts the topology (``--database``: postgresql, mariadb or galera) on
@@ -20,11 +20,11 @@ import tempfile
 import threading
 import time
 
-from benchmarks.faults import checker
-from benchmarks.faults import history as history_mod
-from benchmarks.faults import nemesis as nemesis_mod
-from benchmarks.faults import topology as topology_mod
-from benchmarks.faults import workload as workload_mod
+from placement.tests.faults import checker
+from placement.tests.faults import history as history_mod
+from placement.tests.faults import nemesis as nemesis_mod
+from placement.tests.faults import topology as topology_mod
+from placement.tests.faults import workload as workload_mod
 
 
 class Result:

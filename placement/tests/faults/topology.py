@@ -34,9 +34,9 @@ import time
 
 import pymysql
 
-from benchmarks.faults import stream
 from placement.tests import child_process
 from placement.tests import database_servers
+from placement.tests.faults import stream
 from placement.tests import gunicorn_server
 
 API_WORKERS = 2

@@ -1,5 +1,0 @@
-import sys
-
-from benchmarks.faults import run
-
-sys.exit(run.main())

@@ -1,0 +1,5 @@
+import sys
+
+from placement.tests.faults import run
+
+sys.exit(run.main())

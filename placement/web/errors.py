@@ -30,6 +30,18 @@ QUERY_TOO_LARGE = 'placement.query.too_large'
 #: Seconds a client is asked to wait before retrying after a 503.
 RETRY_AFTER = 5
 
+#: Characters of one piece of client input an error message quotes.
+ECHO_LIMIT = 200
+
+
+def bounded(text, limit=ECHO_LIMIT):
+    """``text`` (any value, as str), cut to ``limit`` characters with
+    a marker: an error quotes what the client sent, never all of it."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return '%s... (%d characters)' % (text[:limit], len(text))
+
 
 class _PlacementError:
     """Mixin: a webob HTTP exception with a placement error code.

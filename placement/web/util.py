@@ -7,6 +7,7 @@ import email.utils
 import functools
 import gc
 import json
+import math
 import re
 import uuid
 
@@ -139,9 +140,32 @@ def json_body(req, schema):
         raise errors.BadRequest('Malformed JSON: nested too deeply')
 
 
+def _non_finite(token):
+    """``parse_constant`` of every body: the tokens NaN, Infinity and
+    -Infinity, which Python's parser accepts, are no JSON."""
+    raise ValueError('%s is not a JSON number' % token)
+
+
+def _finite_float(text):
+    """``parse_float`` of every body: a number too large for a double
+    (``1e400``) would become infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError('number %s is out of range' % errors.bounded(text))
+    return value
+
+
+def loads(body):
+    """Parse a request body (bytes or str) as strict JSON: finite
+    numbers only (see api-ref/behaviour-choices.rst, 'Non-finite
+    numbers'). ValueError if it is not JSON."""
+    return json.loads(body, parse_constant=_non_finite,
+                      parse_float=_finite_float)
+
+
 def _parsed_body(body, schema):
     try:
-        data = json.loads(body)
+        data = loads(body)
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
     error = _first_error(schema, data, query=False)

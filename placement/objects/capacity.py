@@ -110,12 +110,26 @@ def capacity(total, reserved, allocation_ratio):
         return 0
 
 
+#: No amount at all.
+_NO_AMOUNTS = range(0)
+
+
 def _amounts(min_unit, most, step_size):
     """The multiples of ``step_size`` from ``min_unit`` to ``most``, as
     a range: membership is one C-level test, cheap enough for the
-    candidates index to ask per provider."""
-    first = -(-min_unit // step_size) * step_size
-    return range(first, most + 1, step_size)
+    candidates index to ask per provider. None for units no write makes
+    (a step below one, a missing value)."""
+    try:
+        if step_size < 1:
+            return _NO_AMOUNTS
+        first = -(-min_unit // step_size) * step_size
+        return range(first, most + 1, step_size)
+    except TypeError:
+        return _NO_AMOUNTS
+
+
+#: The Offer of a record with a problem: nothing, of no capacity.
+NOTHING = Offer(_NO_AMOUNTS, 0)
 
 
 def offer(capacity, used, min_unit, max_unit, step_size):

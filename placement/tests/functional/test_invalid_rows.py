@@ -23,8 +23,10 @@ from placement import metrics
 from placement.objects import invalid_rows
 from placement.objects import provider_index
 from placement.tests import fixtures
+# The in-process application on a fresh database, as ``app.db``.
+from placement.tests.functional.test_metrics_domain import app  # noqa
 
-# Set anew for every test (see ``app``): each process logs a row once.
+# Set anew for every test (``fresh_uuids``): a process logs a row once.
 GOOD = BAD = CONSUMER = None
 
 _INV = tables.inventories
@@ -87,15 +89,10 @@ KINDS = {
 }
 
 
-@pytest.fixture
-def app(monkeypatch):
+@pytest.fixture(autouse=True)
+def fresh_uuids(monkeypatch):
     for name in ('GOOD', 'BAD', 'CONSUMER'):
         monkeypatch.setitem(globals(), name, str(uuid.uuid4()))
-    db, cleanup = fixtures.new_database()
-    app = fixtures.new_app(fixtures.new_conf(), db)
-    app.db = db
-    yield app
-    cleanup()
 
 
 call = fixtures.call_as_admin

@@ -157,7 +157,7 @@ def run(base_url, report_dir, version, max_examples, seed, timeout=None,
     return Summary().read(reports[-1]), finished.returncode, output
 
 
-# -- hostile bodies ------------------------------------------------------------
+# -- hostile bodies -----------------------------------------------------------
 
 #: Values schemathesis never writes (JSON text, or bytes where the body
 #: is not even UTF-8), by kind; each goes at every leaf of every body.

@@ -22,6 +22,14 @@ alike.
 import math
 import typing
 
+#: The largest value an ``Integer`` column holds on every database (a
+#: signed 32-bit INTEGER) and a ``Float`` column (MySQL's FLOAT is single
+#: precision). The request schemas bound the record values written to
+#: such columns by them, so that a larger one is a 400, never a database
+#: error.
+INTEGER_MAX = 2 ** 31 - 1
+FLOAT_MAX = 3.40282e+38
+
 #: The fields of a record, in the order ``problem`` takes them.
 FIELDS = ('total', 'reserved', 'allocation_ratio', 'min_unit', 'max_unit',
           'step_size')

@@ -24,14 +24,14 @@ from placement.objects import generation_rows
 from placement.objects import provider_generation
 from placement.objects import resource_class as rc_obj
 from placement.objects import resource_provider as rp_obj
-from placement.schemas import common
 
 _INV = tables.inventories
 _RC = tables.resource_classes
 _ALLOC = tables.allocations
 
 #: Values of omitted record fields (api-ref/inventories.rst).
-DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': common.INTEGER_MAX,
+DEFAULTS = {'reserved': 0, 'min_unit': 1,
+            'max_unit': capacity_rule.INTEGER_MAX,
             'step_size': 1, 'allocation_ratio': 1.0}
 FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
           'allocation_ratio')

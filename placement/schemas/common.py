@@ -2,13 +2,6 @@
 
 import copy
 
-#: The largest value an ``Integer`` column holds on every database (a
-#: signed 32-bit INTEGER) and a ``Float`` column (MySQL's FLOAT is single
-#: precision). Values a request writes to such columns are bounded by
-#: them, so that a larger one is a 400, never a database error.
-INTEGER_MAX = 2 ** 31 - 1
-FLOAT_MAX = 3.40282e+38
-
 UUID = {'type': 'string', 'format': 'uuid'}
 NULLABLE_UUID = {'anyOf': [UUID, {'type': 'null'}]}
 GENERATION = {'type': 'integer'}

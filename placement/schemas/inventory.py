@@ -2,12 +2,13 @@
 
 import copy
 
+from placement.objects import capacity
 from placement.schemas import common
 
 
 def _column_integer(minimum):
     return {'type': 'integer', 'minimum': minimum,
-            'maximum': common.INTEGER_MAX}
+            'maximum': capacity.INTEGER_MAX}
 
 
 RECORD = {
@@ -19,7 +20,7 @@ RECORD = {
         'max_unit': _column_integer(1),
         'step_size': _column_integer(1),
         'allocation_ratio': {'type': 'number',
-                             'maximum': common.FLOAT_MAX},
+                             'maximum': capacity.FLOAT_MAX},
     },
     'required': ['total'],
     'additionalProperties': False,

@@ -10,9 +10,9 @@ import uuid
 import pytest
 from sqlalchemy import exc as sa_exc
 
-from placement.web import errors
 from placement.objects import resource_provider as rp_obj
 from placement.tests import fixtures
+from placement.web import errors
 
 
 @pytest.fixture(scope='module')

@@ -19,9 +19,9 @@ import sqlalchemy as sa
 from placement.cmd import status
 from placement import context
 from placement.db import tables
-from placement import metrics
+from placement.objects.candidates import provider_index
 from placement.objects import invalid_rows
-from placement.objects import provider_index
+from placement.observability import metrics
 from placement.tests import fixtures
 # The in-process application on a fresh database, as ``app.db``.
 from placement.tests.functional.test_metrics_domain import app  # noqa

@@ -20,6 +20,7 @@ from placement.cmd import status
 from placement import context
 from placement.db import tables
 from placement.objects.candidates import provider_index
+from placement.objects import fleet_totals
 from placement.objects import invalid_rows
 from placement.observability import metrics
 from placement.tests import fixtures
@@ -159,6 +160,11 @@ def test_a_bad_row_hurts_only_itself(app, name, caplog, tmp_path, capsys):
         _ok(call(app, 'GET', '/allocations/%s' % CONSUMER))
         assert call(app, 'GET', '/metrics').status_int == 200
         assert call(app, 'GET', '/capacity').status_int == 200
+
+    fleet = fleet_totals.read(context.AdminContext(app.db))
+    assert {(row.provider_uuid, row.resource_class): row.capacity
+            for row in fleet.rows}[BAD, 'VCPU'] in (0, 8)
+    assert all(row.capacity >= 0 for row in fleet.rows)
 
     # Writes to the good provider go on; the bad record is refused
     # (409), never a 500.

@@ -115,7 +115,7 @@ class ObjectActionError(PlacementException):
 class InvalidInventoryRecord(PlacementException):
     """A record no inventory write accepts; ``problem`` is the sentence
     of ``capacity.problem`` naming the wrong value (for a reserved value
-    too large, the reference's own words)."""
+    too large, upstream Placement's own words)."""
     msg_fmt = ("Invalid inventory for '%(resource_class)s' on resource "
                "provider '%(provider)s'. %(problem)s")
 

@@ -99,7 +99,7 @@ class Dispatcher:
         version = microversion.of(req)
         handler = microversion.select(handlers, version)
         if handler is None:
-            # The reference gives no detail (see
+            # Upstream Placement gives no detail (see
             # api-ref/behaviour-choices.rst, 'Outside a microversion').
             raise errors.NotFound(
                 '%s %s is served at microversion %s, not at %s.' % (

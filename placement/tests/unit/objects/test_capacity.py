@@ -86,7 +86,7 @@ def test_problem_names_the_value_at_fault():
 
 
 def test_problem_with_a_minimum_capacity_of_one():
-    # Writes before microversion 1.26: the reference's words for reserved.
+    # Writes before microversion 1.26: upstream Placement's words for reserved.
     assert _problem(1, reserved=8) == (
         'reserved_above_total', 'reserved',
         'The reserved value is greater than or equal to total.')

@@ -112,10 +112,12 @@ class ObjectActionError(PlacementException):
 
 # -- inventories --------------------------------------------------------
 
-class InvalidInventoryCapacity(PlacementException):
+class InvalidInventoryRecord(PlacementException):
+    """A record no inventory write accepts; ``problem`` is the sentence
+    of ``capacity.problem`` naming the wrong value (for a reserved value
+    too large, upstream Placement's own words)."""
     msg_fmt = ("Invalid inventory for '%(resource_class)s' on resource "
-               "provider '%(provider)s'. The reserved value is "
-               "%(comparison)s total.")
+               "provider '%(provider)s'. %(problem)s")
 
 
 class InventoryExists(Conflict):

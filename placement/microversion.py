@@ -190,6 +190,17 @@ def select(handlers, version):
     return None
 
 
+def served(handlers):
+    """The microversions ``handlers`` serve together, in words ("1.38 and
+    later", "1.0 to 1.4"), for the 404 of a request outside them."""
+    ranges = [getattr(handler, 'versions', (MIN_VERSION, None))
+              for handler in handlers]
+    low = min(low for low, _high in ranges)
+    if any(high is None for _low, high in ranges):
+        return '%s and later' % (low,)
+    return '%s to %s' % (low, max(high for _low, high in ranges))
+
+
 def of(req):
     """The request's negotiated Version."""
     return req.environ[ENVIRON_KEY]

@@ -4,8 +4,11 @@ Starts this checkout under gunicorn (2 workers, noauth2, on 127.0.0.1) on
 a fresh database -- the one PLACEMENT_TEST_DB_URL names when set (e.g.
 under tools/with-postgresql.sh), else SQLite in a temporary directory --
 or uses a running server (--url), and runs every operation of the latest
-document through schemathesis with the contract's checks and its stateful
-(links) mode. Exit status 1 when any request failed a check.
+and of the 1.0 document (or of --version) through schemathesis in all its
+phases with the contract's checks, then sends the bodies schemathesis
+never writes (``fuzzing.HOSTILE``: non-finite numbers, huge integers,
+deep nesting, NUL, lone surrogates, long strings) at every leaf of every
+body. Exit status 1 when any request failed a check.
 
     PYTHONPATH=$PWD .venv/bin/python tools/fuzz.py --max-examples 200
     sh tools/with-postgresql.sh env PYTHONPATH=$PWD \
@@ -14,13 +17,13 @@ document through schemathesis with the contract's checks and its stateful
 
 import argparse
 import contextlib
-import json
 import pathlib
 import sys
 import tempfile
 import time
-import urllib.request
 
+from placement import microversion
+from placement.tests import contract_check
 from placement.tests import fixtures
 from placement.tests import fuzzing
 from placement.tests.gunicorn_server import GunicornServer
@@ -40,7 +43,10 @@ def _arguments():
     parser.add_argument('--url', default=None,
                         help='fuzz this running server instead')
     parser.add_argument('--report-dir', default=None,
-                        help='keep the NDJSON report here')
+                        help='keep the NDJSON reports here')
+    parser.add_argument('--version', action='append', default=None,
+                        help='microversion to fuzz (repeatable; default: '
+                             'the latest and 1.0)')
     return parser.parse_args()
 
 
@@ -59,20 +65,31 @@ def _server(arguments, workdir):
 
 def main():
     arguments = _arguments()
+    versions = arguments.version or [str(microversion.MAX_VERSION),
+                                     str(microversion.MIN_VERSION)]
+    failed = False
     with tempfile.TemporaryDirectory(prefix='placement-fuzz-') as workdir:
         with _server(arguments, workdir) as url:
-            with urllib.request.urlopen(url + '/openapi.json') as answer:
-                version = json.load(answer)['info']['version']
-            started = time.monotonic()
-            summary, code, output = fuzzing.run(
-                url, arguments.report_dir or workdir + '/report', version,
-                arguments.max_examples, arguments.seed,
-                workers=arguments.workers, max_time=arguments.max_time)
-            print(output[-3000:])
-            print(summary.report())
-            print('wall time %.1fs, microversion %s'
-                  % (time.monotonic() - started, version))
-    return 1 if code or summary.failures or summary.server_errors else 0
+            for version in versions:
+                started = time.monotonic()
+                summary, code, output = fuzzing.run(
+                    url, '%s/%s' % (arguments.report_dir
+                                    or workdir + '/report', version),
+                    version, arguments.max_examples, arguments.seed,
+                    workers=arguments.workers, max_time=arguments.max_time)
+                print(output[-3000:])
+                print(summary.report())
+                print('schemathesis at %s: wall time %.1fs'
+                      % (version, time.monotonic() - started))
+                hostile = fuzzing.run_hostile(url, version,
+                                              contract_check.problems)
+                print(hostile.report())
+                print('hostile bodies at %s: %s' % (
+                    version, dict(hostile.kinds)))
+                failed = failed or bool(
+                    code or summary.failures or summary.server_errors
+                    or hostile.failures or hostile.server_errors)
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':

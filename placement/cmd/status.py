@@ -14,13 +14,17 @@ from oslo_upgradecheck import common_checks
 from oslo_upgradecheck import upgradecheck
 
 from placement import conf as placement_conf
+from placement import context
 from placement.db import data_migrations
 from placement import deploy
 from placement import exception
+from placement.objects import invalid_rows
 from placement.observability import version
 
 #: oslo.upgradecheck's exit code when the checks could not run.
 CHECKS_DID_NOT_RUN = 255
+#: Invalid rows named in the warning; the others are counted.
+LISTED_ROWS = 20
 RUN_MIGRATIONS = ('Run the "placement-manage db online_data_migrations" '
                   'command.')
 
@@ -37,6 +41,8 @@ class Checks(upgradecheck.UpgradeCommands):
             ('Incomplete Consumers', Checks._check_incomplete_consumers),
             ('Policy File JSON to YAML Migration',
              Checks._check_policy_json),
+            ('Invalid Inventory And Allocation Rows',
+             Checks._check_invalid_rows),
         )
 
     @property
@@ -86,6 +92,20 @@ class Checks(upgradecheck.UpgradeCommands):
                 'There are %d incomplete consumers table records for '
                 'existing allocations. %s' % (count, RUN_MIGRATIONS))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+
+    def _check_invalid_rows(self):
+        found = invalid_rows.find(context.AdminContext(self.db))
+        if not found:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        lines = [str(row) for row in found[:LISTED_ROWS]]
+        if len(found) > LISTED_ROWS:
+            lines.append('... and %d more.' % (len(found) - LISTED_ROWS))
+        return upgradecheck.Result(
+            upgradecheck.Code.WARNING,
+            'There are %d inventory or allocation rows no write of this '
+            'service makes (written by hand or by another program); the '
+            'service leaves them out of allocation candidates until they '
+            'are corrected:\n%s' % (len(found), '\n'.join(lines)))
 
 
 class _VersionedConfigOpts(cfg.ConfigOpts):

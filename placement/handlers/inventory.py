@@ -13,8 +13,9 @@ from placement.web import util
 _GENERATION_CONFLICT = 'resource provider generation conflict'
 
 
-def _min_capacity(req):
-    """Capacity may be zero (reserved == total) from 1.26."""
+def min_capacity(req):
+    """The smallest capacity a written record may have: zero (reserved
+    == total) from 1.26."""
     return 0 if util.version(req) >= microversion.ZERO_CAPACITY else 1
 
 
@@ -107,8 +108,8 @@ def create_inventory(req):
     resource_class = data['resource_class']
     try:
         generation = inv_obj.create(ctx, provider, resource_class, data,
-                                    _min_capacity(req))
-    except (exception.InvalidInventoryCapacity,
+                                    min_capacity(req))
+    except (exception.InvalidInventoryRecord,
             exception.ResourceClassNotFound) as exc:
         raise errors.BadRequest(
             'Unable to create inventory for resource provider %s: %s'
@@ -140,13 +141,13 @@ def update_inventory(req):
     try:
         generation = inv_obj.update(
             ctx, provider, resource_class, data,
-            data['resource_provider_generation'], _min_capacity(req))
+            data['resource_provider_generation'], min_capacity(req))
     except exception.ResourceProviderGenerationMismatch:
         raise errors.Conflict(_GENERATION_CONFLICT,
                               code=errors.CONCURRENT_UPDATE)
     except exception.ResourceClassNotFound as exc:
         raise errors.NotFound(str(exc), vary=False)
-    except exception.InvalidInventoryCapacity as exc:
+    except exception.InvalidInventoryRecord as exc:
         raise errors.BadRequest(
             'Unable to update inventory for resource provider %s: %s'
             % (provider.uuid, exc))
@@ -175,7 +176,7 @@ def set_inventories(req):
         # The provider is found in the write's own transaction.
         generation = inv_obj.replace_all_by_uuid(
             ctx, uuid, records, data['resource_provider_generation'],
-            _min_capacity(req))
+            min_capacity(req))
     except exception.ResourceProviderNotFound as exc:
         raise errors.NotFound(str(exc), vary=False)
     except exception.ResourceProviderGenerationMismatch:
@@ -185,7 +186,7 @@ def set_inventories(req):
         raise errors.BadRequest(
             'Unknown resource class in inventory for resource provider '
             '%s: %s' % (uuid, exc))
-    except exception.InvalidInventoryCapacity as exc:
+    except exception.InvalidInventoryRecord as exc:
         raise errors.BadRequest(
             'Unable to update inventory for resource provider %s: %s'
             % (uuid, exc))

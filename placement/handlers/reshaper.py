@@ -2,6 +2,7 @@
 
 from placement import exception
 from placement.handlers import allocation as alloc_handler
+from placement.handlers import inventory as inv_handler
 from placement import microversion
 from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_provider as rp_obj
@@ -47,7 +48,11 @@ def reshape(req):
     inventories = _inventories(ctx, data['inventories'])
     try:
         reshaper_obj.reshape(ctx, inventories, alloc_handler.consumer_requests(
-            ctx.config, data['allocations']))
+            ctx.config, data['allocations']), inv_handler.min_capacity(req))
+    except exception.InvalidInventoryRecord as exc:
+        raise errors.BadRequest(
+            'Unable to update inventory for resource provider %s: %s'
+            % (exc.kwargs['provider'], exc))
     except exception.ConsumerGenerationMismatch as exc:
         raise alloc_handler.consumer_conflict(exc)
     except exception.ResourceProviderNotFound as exc:

@@ -18,12 +18,14 @@ class FaultWrapper:
     def __call__(self, environ, start_response):
         try:
             return self.application(environ, start_response)
-        except Exception as exc:
+        except Exception:
             LOG.exception('Unexpected error handling %s %s',
                           environ.get('REQUEST_METHOD'),
                           environ.get('PATH_INFO'))
+            # The exception's text (SQL, driver messages) is for the log
+            # only (see api-ref/behaviour-choices.rst, 'Server errors').
             error = errors.render(
-                errors.InternalServerError(str(exc)), environ,
+                errors.InternalServerError(errors.SERVER_ERROR), environ,
                 environ.get(requestlog.ENVIRON_REQUEST_ID),
                 environ.get(microversion.ENVIRON_KEY))
             return error(environ, start_response)

@@ -472,7 +472,9 @@ def get_by_consumer(ctx, consumer_uuid):
         entry = view.allocations.setdefault(
             rp_uuid, {'generation': rp_generation, 'resources': {}})
         entry['resources'][rc] = used
-        if view.last_modified is None or created > view.last_modified:
+        # A row written by hand may lack its creation time.
+        if created is not None and (view.last_modified is None
+                                    or created > view.last_modified):
             view.last_modified = created
     return view
 

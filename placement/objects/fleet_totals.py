@@ -68,8 +68,12 @@ class Row(typing.NamedTuple):
 
     @property
     def capacity(self):
-        return capacity_rule.capacity(self.total, self.reserved,
-                                      self.allocation_ratio)
+        # Below zero only for a row no write makes (reserved above
+        # total, a negative ratio), which has none (see
+        # api-ref/behaviour-choices.rst, 'Rows the service did not
+        # write').
+        return max(0, capacity_rule.capacity(self.total, self.reserved,
+                                             self.allocation_ratio))
 
 
 @dataclasses.dataclass
@@ -121,8 +125,8 @@ def _sum(rows, key):
 @db_api.reader
 def read(ctx):
     """The fleet as stored now, in two queries."""
-    rows = [Row(*row[:5], int(row[5]), int(row[6]), float(row[7]),
-                int(row[8]))
+    rows = [Row(*row[:5], int(row[5]), int(row[6]),
+                None if row[7] is None else float(row[7]), int(row[8]))
             for row in ctx.conn.execute(_INVENTORY_ROWS)]
     aggregates = collections.defaultdict(list)
     for provider, aggregate in ctx.conn.execute(_MEMBERSHIPS):

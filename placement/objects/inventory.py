@@ -3,7 +3,8 @@
 Every write locks the provider row, changes the inventory rows and bumps
 the provider generation in one transaction. Writes take ``min_capacity``:
 the smallest capacity a record may have (1 below microversion 1.26, 0
-from it), or None to skip the rule, as the reshaper does.
+from it) for ``check_records``, or None when the caller has checked the
+records itself (the reshaper, before any write).
 """
 
 import dataclasses
@@ -28,9 +29,9 @@ _INV = tables.inventories
 _RC = tables.resource_classes
 _ALLOC = tables.allocations
 
-MAX_INT = 2147483647
 #: Values of omitted record fields (api-ref/inventories.rst).
-DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': MAX_INT,
+DEFAULTS = {'reserved': 0, 'min_unit': 1,
+            'max_unit': capacity_rule.INTEGER_MAX,
             'step_size': 1, 'allocation_ratio': 1.0}
 FIELDS = ('total', 'reserved', 'min_unit', 'max_unit', 'step_size',
           'allocation_ratio')
@@ -68,19 +69,19 @@ def with_defaults(record):
     return full
 
 
-def check_capacity(provider_uuid, resource_class, record, min_capacity):
-    """Raise InvalidInventoryCapacity if the full ``record``'s capacity is
-    below ``min_capacity`` (None: no rule)."""
-    if min_capacity is None:
-        return
-    value = capacity_rule.capacity(record['total'], record['reserved'],
-                                   record['allocation_ratio'])
-    if value >= min_capacity:
-        return
-    raise exception.InvalidInventoryCapacity(
-        resource_class=resource_class, provider=provider_uuid,
-        comparison='greater than or equal to' if min_capacity > 0
-        else 'greater than')
+def check_records(provider_uuid, records, min_capacity):
+    """Raise InvalidInventoryRecord for the first of the full ``records``
+    ({class: record}) that could not be offered with a capacity of at
+    least ``min_capacity``: the one check of every inventory write
+    (``capacity.problem``)."""
+    for resource_class, record in records.items():
+        found = capacity_rule.problem(
+            *[record[field] for field in capacity_rule.FIELDS],
+            min_capacity=min_capacity)
+        if found is not None:
+            raise exception.InvalidInventoryRecord(
+                resource_class=resource_class, provider=provider_uuid,
+                problem=found.text)
 
 
 #: An Inventory's fields, in order.
@@ -169,7 +170,7 @@ def create(ctx, provider, resource_class, record, min_capacity):
     Returns the provider's new generation.
     """
     record = with_defaults(record)
-    check_capacity(provider.uuid, resource_class, record, min_capacity)
+    check_records(provider.uuid, {resource_class: record}, min_capacity)
     class_id = rc_obj.ids_by_name(ctx, [resource_class])[resource_class]
     generation = _locked_generation(ctx, provider)
     values = dict(record, resource_provider_id=provider.id,
@@ -193,7 +194,7 @@ def update(ctx, provider, resource_class, record, generation, min_capacity):
     _check_generation(current, generation)
     class_id = rc_obj.ids_by_name(ctx, [resource_class])[resource_class]
     record = with_defaults(record)
-    check_capacity(provider.uuid, resource_class, record, min_capacity)
+    check_records(provider.uuid, {resource_class: record}, min_capacity)
     result = ctx.conn.execute(
         sa.update(_INV)
         .where(_INV.c.resource_provider_id == provider.id,
@@ -229,8 +230,8 @@ def replace_all_by_uuid(ctx, uuid, records, generation, min_capacity):
     ids = rc_obj.ids_by_name(ctx, list(records))
     records = {name: with_defaults(record)
                for name, record in records.items()}
-    for name, record in records.items():
-        check_capacity(uuid, name, record, min_capacity)
+    if min_capacity is not None:
+        check_records(uuid, records, min_capacity)
     existing = dict(_EXISTING.rows(ctx.conn, provider=provider_id))
     dropped = set(existing) - set(ids.values())
     in_use = _classes_in_use(ctx, provider_id, dropped)

@@ -35,19 +35,26 @@ def _reshape(ctx, inventories, requests):
     return None
 
 
-def reshape(ctx, inventories, requests):
+def reshape(ctx, inventories, requests, min_capacity):
     """Give each provider of ``inventories`` ((provider, {class: record},
     generation) triples) exactly its new inventory and each consumer of
     ``requests`` (allocation.ConsumerRequest) its new allocations, in one
     transaction.
 
-    Inventory capacity rules are not applied. Raises what
-    ``inventory.replace_all``, ``allocation.prepare`` and
-    ``allocation.replace`` raise, and ResourceProviderNotFound (after
-    committing the prepared consumers, see api-ref/behaviour-choices.rst,
-    'Orphan consumers') if an allocation names
-    an unknown provider.
+    The new records pass the check of every inventory write first
+    (``inventory.check_records`` with ``min_capacity``; see
+    api-ref/behaviour-choices.rst, 'Inventories written by the
+    reshaper'). Raises what it and ``inventory.replace_all``,
+    ``allocation.prepare`` and ``allocation.replace`` raise, and
+    ResourceProviderNotFound (after committing the prepared consumers,
+    see api-ref/behaviour-choices.rst, 'Orphan consumers') if an
+    allocation names an unknown provider.
     """
+    for provider, records, _generation in inventories:
+        inv_obj.check_records(
+            provider.uuid,
+            {name: inv_obj.with_defaults(record)
+             for name, record in records.items()}, min_capacity)
     missing = _reshape(ctx, inventories, requests)
     if missing is not None:
         raise missing

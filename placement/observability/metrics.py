@@ -109,6 +109,11 @@ class _Metrics:
         self.full_reloads = prom.Counter(
             'placement_provider_index_full_reloads',
             'Complete reloads of a provider index.', registry=r)
+        self.invalid_rows = prom.Counter(
+            'placement_invalid_rows',
+            'Stored rows no write of the service makes, left out of '
+            'allocation candidates (each counted once per process), '
+            'by kind.', ['kind'], registry=r)
         self.db_connections = prom.Gauge(
             'placement_db_pool_connections',
             'Database connections held by the pools, by state.',
@@ -197,6 +202,13 @@ def index_refreshed(seconds, reloaded, full):
             _metrics.full_reloads.inc()
         if reloaded:
             _metrics.providers_reloaded.inc(reloaded)
+
+
+def invalid_row(kind):
+    """A provider index found a row it cannot use (``capacity.Problem``
+    kinds, and ``allocation_without_inventory``)."""
+    if _metrics is not None:
+        _metrics.invalid_rows.labels(kind).inc()
 
 
 def watch_pool(engine):

@@ -104,13 +104,25 @@ def _operation_id(method, path):
     return '%s_%s' % (method.lower(), words or 'root')
 
 
-def build(version, routes):
+def build(version, routes, headerless=True):
     """The document of ``routes`` (the route table) at ``version`` (a
-    ``microversion.Version``)."""
+    ``microversion.Version``). With ``headerless``, each operation also
+    lists what a request without the version header gets, which is
+    served at 1.0 (``_add_headerless``); without, only what a request
+    sending ``placement X.Y`` gets (the test suite checks each response
+    against that)."""
+    at_min = {}
+    if headerless and version != microversion.MIN_VERSION:
+        at_min = {(path, method): declared for path, method, _, declared
+                  in operations(microversion.MIN_VERSION, routes)}
     paths = {}
     for path, method, operation_id, declared in operations(version, routes):
-        paths.setdefault(path, {})[method.lower()] = _operation(
-            version, path, method, operation_id, declared)
+        operation = _operation(version, path, method, operation_id,
+                               declared)
+        if at_min:
+            _add_headerless(operation['responses'],
+                            at_min.get((path, method)))
+        paths.setdefault(path, {})[method.lower()] = operation
     return {
         'openapi': OPENAPI_VERSION,
         'info': {
@@ -118,9 +130,10 @@ def build(version, routes):
             'version': str(version),
             'description': (
                 'OpenStack Placement at microversion %s (send "%s: '
-                'placement %s"). Operations flagged %s are extensions of '
-                'this implementation.' % (version, VERSION_HEADER, version,
-                                          EXTENSION)),
+                'placement %s"; a request without the header is served at '
+                '%s). Operations flagged %s are extensions of this '
+                'implementation.' % (version, VERSION_HEADER, version,
+                                     microversion.MIN_VERSION, EXTENSION)),
         },
         'paths': _with_links(paths),
         'components': {
@@ -166,7 +179,7 @@ def _operation(version, path, method, operation_id, declared):
         'parameters': (_path_parameters(path)
                        + _query_parameters(contract.pick(declared.query,
                                                          version))
-                       + [_version_parameter()]),
+                       + [_version_parameter(version)]),
         'responses': _responses(version, path, method, declared),
     }
     if declared.summary:
@@ -211,11 +224,22 @@ def _query_parameters(schema):
     return parameters
 
 
-def _version_parameter():
-    return {'name': VERSION_HEADER, 'in': 'header', 'required': False,
-            'description': '"placement X.Y" or "placement latest"; 1.0 '
-                           'when absent.',
-            'schema': {'type': 'string'}}
+def _version_parameter(version):
+    """The version header, as a request must send it to get what the
+    document describes: ``placement X.Y`` of the document's version. A
+    request without it is served at 1.0 (1.0 shapes, and a 404 for an
+    operation that comes later), so it is required from 1.1 and optional
+    only in the 1.0 document (api-ref/openapi.rst)."""
+    value = '%s %s' % (microversion.SERVICE_TYPE, version)
+    absent = version == microversion.MIN_VERSION
+    return {'name': VERSION_HEADER, 'in': 'header', 'required': not absent,
+            'description': (
+                'Send "%s" for what this document describes. A request '
+                'without the header is served at microversion %s: it '
+                'gets the responses of the document at ?microversion=%s.'
+                % (value, microversion.MIN_VERSION,
+                   microversion.MIN_VERSION)),
+            'schema': {'type': 'string', 'enum': [value]}}
 
 
 def _responses(version, path, method, declared):
@@ -234,6 +258,36 @@ def _responses(version, path, method, declared):
         responses[str(status)] = {'$ref': '#/components/responses/%s' % (
             'unauthorized' if status == 401 else 'error')}
     return responses
+
+
+def _add_headerless(responses, declared):
+    """Add to an operation's ``responses`` (of a version above 1.0) what
+    a request without the version header gets: the answers of
+    ``declared``, the operation at 1.0, or a 404 where it is not served
+    at 1.0. A status answered at both versions with different bodies
+    lists either (``anyOf``)."""
+    error = {'$ref': '#/components/responses/error'}
+    if declared is None:
+        responses.setdefault('404', error)
+        return
+    for status in declared.errors:
+        responses.setdefault(str(status), error)
+    for status, body in declared.responses.items():
+        if contract.pick(body, microversion.MIN_VERSION) is contract.ABSENT:
+            continue
+        old = _response(status, body, microversion.MIN_VERSION)
+        new = responses.get(str(status))
+        if new is None:
+            old['description'] += ' (at 1.0: without the version header)'
+            responses[str(status)] = old
+            continue
+        for media_type, media in old.get('content', {}).items():
+            content = new.setdefault('content', {})
+            if media_type not in content:
+                content[media_type] = media
+            elif content[media_type]['schema'] != media['schema']:
+                content[media_type] = {'schema': {'anyOf': [
+                    content[media_type]['schema'], media['schema']]}}
 
 
 def _response(status, body, version):

@@ -2,19 +2,25 @@
 
 import copy
 
+from placement.objects import capacity
 from placement.schemas import common
 
-MAX_INT = 2147483647
+
+def _column_integer(minimum):
+    return {'type': 'integer', 'minimum': minimum,
+            'maximum': capacity.INTEGER_MAX}
+
 
 RECORD = {
     'type': 'object',
     'properties': {
-        'total': {'type': 'integer', 'minimum': 1, 'maximum': MAX_INT},
-        'reserved': {'type': 'integer', 'minimum': 0, 'maximum': MAX_INT},
-        'min_unit': {'type': 'integer', 'minimum': 1, 'maximum': MAX_INT},
-        'max_unit': {'type': 'integer', 'minimum': 1, 'maximum': MAX_INT},
-        'step_size': {'type': 'integer', 'minimum': 1, 'maximum': MAX_INT},
-        'allocation_ratio': {'type': 'number', 'maximum': 3.40282e+38},
+        'total': _column_integer(1),
+        'reserved': _column_integer(0),
+        'min_unit': _column_integer(1),
+        'max_unit': _column_integer(1),
+        'step_size': _column_integer(1),
+        'allocation_ratio': {'type': 'number',
+                             'maximum': capacity.FLOAT_MAX},
     },
     'required': ['total'],
     'additionalProperties': False,

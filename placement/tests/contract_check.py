@@ -116,8 +116,9 @@ _DECLARED = {}
 
 @functools.lru_cache(maxsize=None)
 def service_document(version):
-    """The service's OpenAPI document at ``version``, built once."""
-    return openapi.build(version, route_table.ROUTES)
+    """The service's OpenAPI document at ``version``, built once, without
+    the 1.0 answers it lists for requests without the version header."""
+    return openapi.build(version, route_table.ROUTES, headerless=False)
 
 
 def _declared(version):
@@ -164,6 +165,8 @@ def response_version(headers):
 
 def problems(path, method, status, headers, body):
     """What is wrong with a response (an empty list when nothing)."""
+    # The document of exactly the response's version: a response of a
+    # request without the header says 1.0.
     document = service_document(response_version(headers))
     found = operation(document, path, method)
     if found is None:

@@ -13,17 +13,20 @@ import collections
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
+import time
+import uuid
 
 #: What every response must satisfy: no 5xx, a status, media type,
 #: headers and body the document lists for the operation.
 CHECKS = ('not_a_server_error', 'status_code_conformance',
           'content_type_conformance', 'response_headers_conformance',
           'response_schema_conformance')
-#: Examples (none in the document), boundary coverage, random fuzzing and
-#: the stateful mode following the document's links.
-PHASES = ('coverage', 'fuzzing', 'stateful')
+#: Every phase: the document's examples, boundary coverage, random
+#: fuzzing and the stateful mode following the document's links.
+PHASES = ('examples', 'coverage', 'fuzzing', 'stateful')
 #: noauth2 admin with the service role, so that no operation (the
 #: reshaper is for services) is only ever refused by policy.
 AUTH_HEADERS = {'X-Auth-Token': 'admin', 'X-Roles': 'admin,service'}
@@ -112,9 +115,14 @@ def _case(recorder, case_id):
 
 def command(base_url, report_dir, version, max_examples, seed,
             phases=PHASES, workers=1, max_time=None, request_timeout=20):
-    """The schemathesis command line for one run."""
+    """The schemathesis command line for one run over the document of
+    ``version``. No version header is given: the document requires the
+    one it describes (schemathesis sends it), and its coverage phase
+    also sends requests without it, which the document says are served
+    at 1.0."""
     cli = os.path.join(os.path.dirname(sys.executable), 'schemathesis')
-    args = [cli, 'run', base_url + '/openapi.json',
+    args = [cli, 'run',
+            '%s/openapi.json?microversion=%s' % (base_url, version),
             '--checks', ','.join(CHECKS),
             '--phases', ','.join(phases),
             '--max-examples', str(max_examples),
@@ -123,8 +131,7 @@ def command(base_url, report_dir, version, max_examples, seed,
             # A hang is a failure, not a stuck run.
             '--request-timeout', str(request_timeout),
             '--no-color', '--report', 'ndjson',
-            '--report-dir', str(report_dir),
-            '--header', 'OpenStack-API-Version: placement %s' % version]
+            '--report-dir', str(report_dir)]
     for name, value in AUTH_HEADERS.items():
         args += ['--header', '%s: %s' % (name, value)]
     if max_time:
@@ -148,3 +155,142 @@ def run(base_url, report_dir, version, max_examples, seed, timeout=None,
     if not reports:
         raise RuntimeError('schemathesis wrote no report:\n%s' % output)
     return Summary().read(reports[-1]), finished.returncode, output
+
+
+# -- hostile bodies -----------------------------------------------------------
+
+#: Values schemathesis never writes (JSON text, or bytes where the body
+#: is not even UTF-8), by kind; each goes at every leaf of every body.
+HOSTILE = {
+    'NaN': b'NaN', 'Infinity': b'Infinity', '-Infinity': b'-Infinity',
+    'overflowing float': b'1e400', 'float beyond FLOAT_MAX': b'3.5e38',
+    'integer beyond 64 bits': b'1' + b'0' * 30,
+    'integer beyond INTEGER_MAX': b'2147483648',
+    'integer below -INTEGER_MAX': b'-2147483649',
+    'NUL in a string': b'"a\\u0000b"',
+    'lone surrogate escape': b'"\\udc80"',
+    'raw lone surrogate': b'"\xed\xa0\x80"',
+    'not UTF-8': b'"\xff\xfe"',
+    'integer of 5000 digits': b'9' * 5000,
+    'deep nesting': b'[' * 100000 + b']' * 100000,
+    'deep objects': b'{"a":' * 50000 + b'1' + b'}' * 50000,
+    'long string': b'"' + b'x' * 1000000 + b'"',
+    'long key': b'{"' + b'k' * 100000 + b'": 1}',
+}
+#: Values for the path parameters (a provider the run creates).
+PATH_VALUES = {'uuid': None, 'consumer_uuid': '8ec9a4c4-2a6e-4d3b-9d6b-'
+               '0f2a1ee0c0de', 'resource_class': 'VCPU',
+               'name': 'CUSTOM_FUZZ'}
+_PLACEHOLDER = b'"\x00PLACE\x00"'
+
+
+def _skeletons(schema, document, depth=0):
+    """JSON-able bodies with ``_PLACEHOLDER`` at one leaf each, following
+    properties, pattern properties (keyed by a value the pattern takes)
+    and items of ``schema``, down to a few levels."""
+    schema = _deref(schema, document)
+    found = ['\x00PLACE\x00']
+    if depth > 6:
+        return found
+    members = dict(schema.get('properties', {}))
+    for pattern, sub in schema.get('patternProperties', {}).items():
+        members[_key_for(pattern)] = sub
+    for name, sub in members.items():
+        found.extend({name: inner}
+                     for inner in _skeletons(sub, document, depth + 1))
+    if isinstance(schema.get('items'), dict):
+        found.extend([inner] for inner in _skeletons(
+            schema['items'], document, depth + 1))
+    for alternative in schema.get('anyOf', []) + schema.get('oneOf', []):
+        found.extend(_skeletons(alternative, document, depth)[1:])
+    return found
+
+
+def _deref(schema, document):
+    while isinstance(schema, dict) and '$ref' in schema:
+        node = document
+        for part in schema['$ref'].lstrip('#/').split('/'):
+            node = node[part]
+        schema = node
+    return schema if isinstance(schema, dict) else {}
+
+
+def _key_for(pattern):
+    if 'a-fA-F' in pattern or '0-9a-f' in pattern:
+        return PATH_VALUES['consumer_uuid']
+    return 'VCPU'
+
+
+def hostile_cases(document, provider):
+    """(method, path, body bytes, kind) for every operation of
+    ``document`` that reads a body: each value of HOSTILE as the body
+    and at each leaf of its body schema."""
+    values = dict(PATH_VALUES, uuid=provider)
+    for path, operations in sorted(document['paths'].items()):
+        concrete = re.sub(r'{([^}]+)}', lambda m: values[m.group(1)], path)
+        for method, operation in sorted(operations.items()):
+            body = operation.get('requestBody')
+            if body is None:
+                continue
+            schema = body['content']['application/json']['schema']
+            seen = set()
+            for skeleton in _skeletons(schema, document):
+                text = json.dumps(skeleton).encode()
+                if text in seen:
+                    continue
+                seen.add(text)
+                for kind, value in HOSTILE.items():
+                    yield (method.upper(), concrete,
+                           text.replace(_PLACEHOLDER, value), kind)
+
+
+def run_hostile(base_url, version, checker=None, timeout=60):
+    """Send every hostile case to a live server at ``version`` (with a
+    provider created for the paths). Returns a Summary: no status may be
+    a 5xx, and ``checker(path, method, status, headers, body)`` (the
+    contract check) lists what else is wrong."""
+    import http.client
+    import urllib.parse
+    summary = Summary()
+    started = time.monotonic()
+    address = urllib.parse.urlsplit(base_url)
+    headers = dict(AUTH_HEADERS, **{
+        'Content-Type': 'application/json', 'Accept': 'application/json',
+        'OpenStack-API-Version': 'placement %s' % version})
+
+    def send(method, path, body):
+        connection = http.client.HTTPConnection(address.hostname,
+                                                address.port,
+                                                timeout=timeout)
+        try:
+            connection.request(method, path, body=body, headers=headers)
+            response = connection.getresponse()
+            return (response.status, dict(response.getheaders()),
+                    response.read())
+        finally:
+            connection.close()
+
+    provider = str(uuid.uuid4())
+    status, _h, _b = send('POST', '/resource_providers', json.dumps(
+        {'name': 'hostile-' + provider, 'uuid': provider}).encode())
+    document = json.loads(send('GET', '/openapi.json?microversion=%s'
+                               % version, None)[2])
+    kinds = collections.Counter()
+    for method, path, body, kind in hostile_cases(document, provider):
+        status, response_headers, answer = send(method, path, body)
+        label = '%s %s' % (method, re.sub(provider, '{uuid}', path))
+        summary.requests += 1
+        summary.statuses[status] += 1
+        summary.by_operation[label][status] += 1
+        kinds[kind] += 1
+        problems = [] if checker is None else checker(
+            path, method, status,
+            {k.lower(): v for k, v in response_headers.items()}, answer)
+        if status >= 500 or problems:
+            summary.failures.append({
+                'operation': label, 'check': 'hostile body',
+                'case': {'kind': kind, 'body': body[:200]},
+                'info': problems or answer[:300]})
+    summary.kinds = kinds
+    summary.running_time = time.monotonic() - started
+    return summary

@@ -96,8 +96,14 @@ class Dispatcher:
                 headers={'allow': ', '.join(methods)})
         if not isinstance(handlers, tuple):
             handlers = (handlers,)
-        handler = microversion.select(handlers, microversion.of(req))
+        version = microversion.of(req)
+        handler = microversion.select(handlers, version)
         if handler is None:
-            raise errors.NotFound()
+            # Upstream Placement gives no detail (see
+            # api-ref/behaviour-choices.rst, 'Outside a microversion').
+            raise errors.NotFound(
+                '%s %s is served at microversion %s, not at %s.' % (
+                    req.method, route, microversion.served(handlers),
+                    version))
         req.urlvars = urlvars
         return handler(req)

@@ -30,6 +30,23 @@ QUERY_TOO_LARGE = 'placement.query.too_large'
 #: Seconds a client is asked to wait before retrying after a 503.
 RETRY_AFTER = 5
 
+#: Characters of one piece of client input an error message quotes.
+ECHO_LIMIT = 200
+#: Characters of any error detail, whatever it quotes.
+DETAIL_LIMIT = 4096
+#: The detail of every 500: what failed is in the service's log.
+SERVER_ERROR = ('Unexpected error; the service log has the details of '
+                'this request.')
+
+
+def bounded(text, limit=ECHO_LIMIT):
+    """``text`` (any value, as str), cut to ``limit`` characters with
+    a marker: an error quotes what the client sent, never all of it."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return '%s... (%d characters)' % (text[:limit], len(text))
+
 
 class _PlacementError:
     """Mixin: a webob HTTP exception with a placement error code.
@@ -114,6 +131,8 @@ def render(exc, environ, request_id, version=None, extra=None):
     error object (e.g. max/min version on a 406).
     """
     code = getattr(exc, 'error_code', UNDEFINED)
+    if exc.detail and len(exc.detail) > DETAIL_LIMIT:
+        exc.detail = bounded(exc.detail, DETAIL_LIMIT)
 
     def json_formatter(body, status, title, environ):
         error = {'status': exc.status_int, 'title': exc.title,

@@ -7,6 +7,7 @@ import email.utils
 import functools
 import gc
 import json
+import math
 import re
 import uuid
 
@@ -125,6 +126,41 @@ def _first_error(schema, data, query):
     return jsonschema_exc.best_match(cached[1].iter_errors(data))
 
 
+#: Characters of a rule's value (a pattern, a list of names) quoted.
+_RULE_LIMIT = 100
+#: Characters of the whole first line of a validation error.
+_MESSAGE_LIMIT = 1000
+
+
+def describe(error):
+    """A jsonschema ``error`` in words, bounded whatever the client sent:
+    jsonschema's first line (which clients match), with the value it
+    quotes cut to ``errors.ECHO_LIMIT`` characters, then the rule and
+    where it applies, without the schema and instance dumps of
+    ``str(error)`` (see api-ref/behaviour-choices.rst, 'Validation
+    errors').
+    """
+    message = error.message
+    quoted = repr(error.instance)
+    if len(quoted) > errors.ECHO_LIMIT and quoted in message:
+        message = message.replace(quoted, errors.bounded(quoted))
+    message = errors.bounded(message, _MESSAGE_LIMIT)
+    rule = "Failed validating '%s'" % error.validator
+    if not isinstance(error.validator_value, (dict, list)):
+        rule += ' (%s)' % errors.bounded(repr(error.validator_value),
+                                         _RULE_LIMIT)
+    schema_path = list(error.relative_schema_path)[:-1]
+    return '%s\n\n%s in %s\n\nOn %s' % (
+        message, rule, _index('schema', schema_path),
+        _index('instance', error.relative_path))
+
+
+def _index(name, path):
+    """``name['a'][0]``, each key bounded (a key is client input)."""
+    return name + ''.join('[%s]' % errors.bounded(repr(key), _RULE_LIMIT)
+                          for key in path)
+
+
 def json_body(req, schema):
     """Parse and validate the JSON request body against ``schema``.
 
@@ -139,14 +175,38 @@ def json_body(req, schema):
         raise errors.BadRequest('Malformed JSON: nested too deeply')
 
 
+def _non_finite(token):
+    """``parse_constant`` of every body: the tokens NaN, Infinity and
+    -Infinity, which Python's parser accepts, are no JSON."""
+    raise ValueError('%s is not a JSON number' % token)
+
+
+def _finite_float(text):
+    """``parse_float`` of every body: a number too large for a double
+    (``1e400``) would become infinity."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError('number %s is out of range' % errors.bounded(text))
+    return value
+
+
+def loads(body):
+    """Parse a request body (bytes or str) as strict JSON: finite
+    numbers only (see api-ref/behaviour-choices.rst, 'Non-finite
+    numbers'). ValueError if it is not JSON."""
+    return json.loads(body, parse_constant=_non_finite,
+                      parse_float=_finite_float)
+
+
 def _parsed_body(body, schema):
     try:
-        data = json.loads(body)
+        data = loads(body)
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
     error = _first_error(schema, data, query=False)
     if error is not None:
-        raise errors.BadRequest('JSON does not validate: %s' % error)
+        raise errors.BadRequest('JSON does not validate: %s'
+                                % describe(error))
     if _may_hold_nul(body) and _has_nul(data):
         raise errors.BadRequest(
             'JSON does not validate: strings may not contain the NUL '
@@ -221,7 +281,8 @@ def validate_query(req, schema):
         raise errors.BadRequest('Invalid query string parameters: %s' % exc)
     error = _first_error(schema, flat, query=True)
     if error is not None:
-        raise errors.BadRequest('Invalid query string parameters: %s' % error)
+        raise errors.BadRequest('Invalid query string parameters: %s'
+                                % describe(error))
     return params
 
 
@@ -231,7 +292,7 @@ def validate_value(value, schema):
     Returns the validator's message, or None when ``value`` is valid.
     """
     error = _first_error(schema, value, query=False)
-    return None if error is None else str(error)
+    return None if error is None else describe(error)
 
 
 # -- responses -------------------------------------------------------------

@@ -34,6 +34,7 @@ from placement.db import prepared
 from placement.db import tables
 from placement.objects import aggregate as aggregate_obj
 from placement.objects import capacity as capacity_rule
+from placement.objects import invalid_rows
 from placement.objects import per_process
 from placement.observability import metrics
 
@@ -54,6 +55,9 @@ _EMPTY = frozenset()
 #: The inventories of every provider without any (read-only, shared).
 _NO_INVENTORY = types.MappingProxyType({})
 _GONE = object()
+#: (provider uuid, class, kind) of every invalid row this process has
+#: reported, so that each is logged once, not at every reload.
+_REPORTED = set()
 
 
 class Summary(typing.NamedTuple):
@@ -229,6 +233,7 @@ class ProviderIndex(per_process.LogFollower):
         usage, inventories = self.usage, self.inventories
         with_class = self.with_class
         offers = {}
+        wrong = {}
         built = set()
         for record in records:
             provider, rc = same.get(record[0], record[0]), record[1]
@@ -239,9 +244,18 @@ class ProviderIndex(per_process.LogFollower):
             if found is None:
                 (total, reserved, ratio, min_unit, max_unit,
                  step_size) = record[2:]
-                found = offers[key] = offer(
-                    capacity(total, reserved, ratio), used, min_unit,
-                    max_unit, step_size)
+                problem = capacity_rule.problem(*record[2:])
+                if problem is None:
+                    found = offer(capacity(total, reserved, ratio), used,
+                                  min_unit, max_unit, step_size)
+                else:
+                    # A row no write makes: it offers nothing, and hurts
+                    # no other provider or class.
+                    found = capacity_rule.NOTHING
+                    wrong[key] = problem
+                offers[key] = found
+            if found is capacity_rule.NOTHING and key in wrong:
+                self._invalid(provider, rc, wrong[key])
             own = inventories[provider]
             if own is _NO_INVENTORY:
                 own = inventories[provider] = {}
@@ -253,6 +267,31 @@ class ProviderIndex(per_process.LogFollower):
             own = inventories[provider]
             inventories[provider] = shared.setdefault(
                 tuple(own.items()), own)
+        # The providers of this load (``same``): allocations of a class
+        # without inventory.
+        for provider in same:
+            used = usage.get(provider)
+            if used:
+                own = inventories[provider]
+                for rc in used:
+                    if rc not in own:
+                        self._invalid(provider, rc,
+                                      invalid_rows.WITHOUT_INVENTORY)
+
+    def _invalid(self, provider, rc, problem):
+        """Log and count, once per process, a row the index leaves out
+        (see api-ref/behaviour-choices.rst, 'Rows the service did not
+        write')."""
+        uuid = self.uuid.get(provider, provider)
+        name = self.class_names.get(rc, rc)
+        if (uuid, name, problem.kind) in _REPORTED:
+            return
+        _REPORTED.add((uuid, name, problem.kind))
+        LOG.warning('Resource provider %s: its %s %s is left out of '
+                    'allocation candidates: %s', uuid, name,
+                    'allocations' if problem is invalid_rows.WITHOUT_INVENTORY
+                    else 'inventory', problem.text)
+        metrics.invalid_row(problem.kind)
 
     def _load_sets(self, parts, forward, reverse, same):
         found = collections.defaultdict(set)

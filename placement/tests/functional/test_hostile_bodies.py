@@ -1,5 +1,5 @@
-"""Request bodies built to hurt: nested beyond any schema, or too large
-(``[oslo_middleware] max_request_body_size``).
+"""Request bodies built to hurt: nested beyond any schema, numbers JSON
+does not have, or too large (``[oslo_middleware] max_request_body_size``).
 
 Every endpoint that reads a JSON body must answer such input with a 4xx
 error in the usual format, never a 500.
@@ -72,6 +72,58 @@ def test_deeply_nested_json_is_malformed(app, method, path, version,
     resp = _request(app, method, path, version, body)
     assert resp.status_int == 400, resp.body[:300]
     assert 'Malformed JSON: nested too deeply' in _error(resp)['detail']
+
+
+NON_FINITE = ['NaN', 'Infinity', '-Infinity', '1e400', '-1e400']
+
+
+@pytest.mark.parametrize('token', NON_FINITE)
+@pytest.mark.parametrize('method,path,version', BODY_ENDPOINTS)
+def test_non_finite_numbers_are_malformed(app, method, path, version,
+                                          token):
+    # Python's parser reads the tokens as floats, and 1e400 as infinity:
+    # once a 500 from the capacity rule, or a NaN stored by the reshaper.
+    resp = _request(app, method, path, version, '{"total": %s}' % token)
+    assert resp.status_int == 400, resp.body[:300]
+    assert _error(resp)['detail'].strip().endswith(
+        'Malformed JSON: %s' % ('%s is not a JSON number' % token
+                                if token[-1].isalpha()
+                                else 'number %s is out of range' % token))
+
+
+def _inventory_put(ratio):
+    return json.dumps({'resource_provider_generation': 0,
+                       'total': 8}).replace('}', ', "allocation_ratio": %s}'
+                                            % ratio)
+
+
+@pytest.mark.parametrize('token', NON_FINITE)
+def test_non_finite_ratio_of_an_inventory(app, token):
+    resp = _request(app, 'PUT',
+                    '/resource_providers/%s/inventories/VCPU' % PROVIDER,
+                    '1.39', _inventory_put(token))
+    assert resp.status_int == 400, resp.body[:300]
+    assert 'Malformed JSON' in _error(resp)['detail']
+
+
+def test_large_numbers_are_refused_before_the_database(app):
+    resp = _request(app, 'PUT',
+                    '/resource_providers/%s/inventories/VCPU' % PROVIDER,
+                    '1.39', json.dumps({'resource_provider_generation': 0,
+                                        'total': 2 ** 31}))
+    assert resp.status_int == 400, resp.body[:300]
+    assert 'is greater than the maximum of 2147483647' in (
+        _error(resp)['detail'])
+    resp = _request(app, 'PUT',
+                    '/resource_providers/%s/inventories/VCPU' % PROVIDER,
+                    '1.39', _inventory_put('3.5e38'))
+    assert resp.status_int == 400, resp.body[:300]
+    # Digits beyond what Python converts to an int.
+    resp = _request(app, 'PUT', '/allocations/%s' % CONSUMER, '1.39',
+                    '{"allocations": {"%s": {"resources": {"VCPU": 1%s}}}}'
+                    % (PROVIDER, '0' * 5000))
+    assert resp.status_int == 400, resp.body[:300]
+    assert 'Malformed JSON' in _error(resp)['detail']
 
 
 @pytest.mark.parametrize('method,path,body', [

@@ -225,7 +225,7 @@ def cycles(graph):
 CORE = ('context', 'exception', 'microversion')
 MAY_IMPORT = {
     'wsgi': ('conf', 'deploy', 'observability'),
-    'cmd': ('conf', 'db', 'deploy', 'observability'),
+    'cmd': ('conf', 'db', 'deploy', 'objects', 'observability'),
     'direct': ('deploy',),
     'deploy': ('conf', 'db', 'middleware', 'objects', 'observability',
                'policy', 'web'),

@@ -46,13 +46,18 @@ def _add_old_data(db):
             {'resource_provider_id': rp_id, 'consumer_id': consumer,
              'resource_class_id': rc, 'used': 1, 'created_at': now}
             for consumer, rc in (('c1', 0), ('c1', 1), ('c2', 0))])
+        conn.execute(sa.insert(tables.inventories), [
+            {'resource_provider_id': rp_id, 'resource_class_id': rc,
+             'total': 10, 'reserved': 0, 'min_unit': 1, 'max_unit': 10,
+             'step_size': 1, 'allocation_ratio': 1.0, 'created_at': now}
+            for rc in (0, 1)])
     return rp_id
 
 
 def test_clean_database_passes_every_check(config_file, capsys):
     code, out = _run(status.main, config_file, capsys, 'upgrade', 'check')
     assert code == 0
-    assert out.count('Result: Success') == 3
+    assert out.count('Result: Success') == 4
 
 
 def test_old_data_fails_checks_until_migrated(database, config_file,
@@ -117,7 +122,8 @@ def test_clean_database_as_json(config_file, capsys):
     assert json.loads(out) == {'name': 'Upgrade Check Results', 'checks': [
         {'check': name, 'result': 0, 'details': None}
         for name in ('Missing Root Provider IDs', 'Incomplete Consumers',
-                     'Policy File JSON to YAML Migration')]}
+                     'Policy File JSON to YAML Migration',
+                     'Invalid Inventory And Allocation Rows')]}
 
 
 def test_json_policy_file_is_a_warning(config_file, tmp_path, capsys):

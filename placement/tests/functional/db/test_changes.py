@@ -388,12 +388,12 @@ def test_reshape_logs_every_provider_it_changes(ctx):
             ctx, [(root, {}, root.generation),
                   (child, {'VCPU': {'total': 4}}, child.generation)],
             [_request(consumer, {child.uuid: {'VCPU': 2}},
-                      generation=1)])
+                      generation=1)], 0)
     assert logged.ids == {root.id, child.id}
     assert untouched.id not in logged.ids
     with _logged(ctx) as logged:
         with pytest.raises(exception.ConcurrentUpdateDetected):
-            reshaper_obj.reshape(ctx, [(root, {}, root.generation)], [])
+            reshaper_obj.reshape(ctx, [(root, {}, root.generation)], [], 0)
     assert logged.rows == []
 
 

@@ -240,7 +240,7 @@ def test_reshape_checks_emptied_provider_generation_in_transaction(
     stale = provider.generation
     inv_obj.replace_all(ctx, provider, {'VCPU': {'total': 4}})
     with pytest.raises(exception.ConcurrentUpdateDetected):
-        reshaper_obj.reshape(ctx, [(provider, {}, stale)], [])
+        reshaper_obj.reshape(ctx, [(provider, {}, stale)], [], 0)
     assert inv_obj.get_all(ctx, provider)
 
 

@@ -38,3 +38,58 @@ def test_units_allowed_ignores_usage():
     assert not capacity.units_allowed(35, 10, 50, 10)
     assert not capacity.units_allowed(5, 10, 50, 5)
     assert not capacity.units_allowed(60, 10, 50, 10)
+
+
+def test_a_record_of_no_numbers_has_no_capacity():
+    # Rows the service did not write: a NULL or NaN ratio, text SQLite
+    # kept as it was.
+    assert capacity.capacity(8, 0, None) == 0
+    assert capacity.capacity(8, 0, float('nan')) == 0
+    assert capacity.capacity(8, 0, float('inf')) == 0
+    assert capacity.capacity(8, 0, 'NaN') == 0
+
+
+GOOD = dict(total=8, reserved=0, allocation_ratio=1.0, min_unit=1,
+            max_unit=8, step_size=1)
+
+
+def _problem(min_capacity=0, **changes):
+    found = capacity.problem(**dict(GOOD, **changes),
+                             min_capacity=min_capacity)
+    return found and (found.kind, found.field, found.text)
+
+
+def test_problem_names_the_value_at_fault():
+    assert _problem() is None
+    assert _problem(reserved=8) is None
+    assert _problem(allocation_ratio=0.0) is None
+    assert _problem(allocation_ratio=None) == (
+        'missing_value', 'allocation_ratio',
+        'The allocation_ratio value is missing.')
+    assert _problem(allocation_ratio=float('nan')) == (
+        'not_a_number', 'allocation_ratio',
+        'The allocation_ratio value nan is not a finite number.')
+    assert _problem(allocation_ratio='NaN')[:2] == (
+        'not_a_number', 'allocation_ratio')
+    assert _problem(total=-1)[:2] == ('negative_value', 'total')
+    assert _problem(step_size=0) == (
+        'units', 'step_size', 'The step_size value 0 is below 1.')
+    assert _problem(min_unit=5, max_unit=2) == (
+        'units', 'min_unit',
+        'The min_unit value 5 is greater than max_unit 2.')
+    assert _problem(reserved=9) == (
+        'reserved_above_total', 'reserved',
+        'The reserved value is greater than total.')
+    assert _problem(allocation_ratio=-1) == (
+        'capacity_below_minimum', 'allocation_ratio',
+        'The allocation_ratio value -1 leaves a capacity of -8, below 0.')
+
+
+def test_problem_with_a_minimum_capacity_of_one():
+    # Writes before microversion 1.26: upstream Placement's words for reserved.
+    assert _problem(1, reserved=8) == (
+        'reserved_above_total', 'reserved',
+        'The reserved value is greater than or equal to total.')
+    assert _problem(1, allocation_ratio=0.1)[1:] == (
+        'allocation_ratio',
+        'The allocation_ratio value 0.1 leaves a capacity of 0, below 1.')

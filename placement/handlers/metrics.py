@@ -18,7 +18,10 @@ from placement.web import errors
 from placement.web import util
 
 
-def _authorize(req, rule):
+def authorize(req, rule):
+    """The context of a request for one of the capacity pages, once
+    let in by its network or its policy ``rule``; 404 when metrics are
+    off."""
     ctx = util.context(req)
     if not ctx.config.metrics.enabled or metrics.active() is None:
         raise errors.NotFound(vary=False)
@@ -34,7 +37,7 @@ def _authorize(req, rule):
 def get_metrics(req):
     """The process metrics of every worker, then the capacity gauges,
     in the Prometheus text format (whatever Accept says)."""
-    ctx = _authorize(req, 'placement:metrics:read')
+    ctx = authorize(req, 'placement:metrics:read')
     max_age = ctx.config.metrics.capacity_refresh_interval
     capacity = fleet_gauges.rendered(
         ctx.db.url, lambda: fleet_totals.snapshot(ctx, max_age), max_age)
@@ -53,7 +56,7 @@ def get_metrics(req):
     token_optional=True, extension=True,
     summary='Capacity page (a token unless from a trusted network)')
 def get_capacity(req):
-    ctx = _authorize(req, 'placement:capacity:read')
+    ctx = authorize(req, 'placement:capacity:read')
     max_age = ctx.config.metrics.capacity_refresh_interval
     page = metrics.shared_cache('capacity-page', ctx.db.url).get(
         lambda: fleet_page.render(

@@ -79,7 +79,8 @@ _TABLE = [
     ('placement:reshaper:reshape', 'rule:service_api',
      [('POST', '/reshaper')]),
     ('placement:metrics:read', ADMIN_OR_SERVICE, [('GET', '/metrics')]),
-    ('placement:capacity:read', ADMIN_OR_SERVICE, [('GET', '/capacity')]),
+    ('placement:capacity:read', ADMIN_OR_SERVICE,
+     [('GET', '/capacity'), ('GET', '/capacity/fit')]),
 ]
 
 #: What each rule allows, for the generated policy reference and the

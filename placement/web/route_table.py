@@ -11,6 +11,7 @@ from placement.handlers import aggregate
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate
 from placement.handlers import candidate_explain
+from placement.handlers import capacity_fit
 from placement.handlers import claim
 from placement.handlers import inventory
 from placement.handlers import metrics
@@ -108,6 +109,9 @@ ROUTES = {
     },
     '/capacity': {
         'GET': metrics.get_capacity,
+    },
+    '/capacity/fit': {
+        'GET': capacity_fit.get_fit,
     },
     '/openapi.json': {
         'GET': openapi_document.get_openapi_document,

@@ -164,7 +164,10 @@ def find(ctx, request, options=Options(), rng=random, *, present,
         return present(result)
 
 
-def _search(ctx, index, request, options, rng, rendering=None):
+def _resolve(ctx, index, request):
+    """``(names, resolved groups, root_required, root_forbidden)`` of
+    ``request`` (ids for names), or None when a group matches nothing;
+    raises for unknown names, in the reference's order."""
     names = _Names(ctx, index, request)
     root_required = names.trait_ids(request.root_required)
     root_forbidden = names.trait_ids(request.root_forbidden)
@@ -172,8 +175,40 @@ def _search(ctx, index, request, options, rng, rendering=None):
     for group in request.groups:
         ids = names.resolve(group)
         if ids is None:
-            return EMPTY
+            return None
         resolved.append(ids)
+    return names, resolved, root_required, root_forbidden
+
+
+def whole_space(ctx, index, request):
+    """``(space, anchors, shares)``: the search space of ``request`` over
+    the whole index with every group's partials worked out, the anchors
+    it has candidates at (``root_required`` applied) and whether a
+    partial is offered at several anchors (sharing providers); None when
+    nothing can match. For callers that weigh every candidate (the fit
+    of ``capacity_fit``) rather than list some. Call with ``index.lock``
+    held, the index refreshed."""
+    found = _resolve(ctx, index, request)
+    if found is None:
+        return None
+    names, resolved, root_required, root_forbidden = found
+    builder = _SpaceBuilder(index, request, names.sharing(),
+                            _shared_classes(resolved))
+    for ids in resolved:
+        if not builder.add(ids):
+            return None
+    space = builder.space
+    anchors = _anchors(index, space, root_required, root_forbidden)
+    if request.same_subtree:
+        space.ancestry = search.Ancestry(index.parent, index.lines)
+    return space, anchors, builder.shares
+
+
+def _search(ctx, index, request, options, rng, rendering=None):
+    found = _resolve(ctx, index, request)
+    if found is None:
+        return EMPTY
+    names, resolved, root_required, root_forbidden = found
     cap = _cap(request.limit, options.max_candidates)
     if rendering is not None and _memorable(index, request, options, names,
                                             resolved, cap):

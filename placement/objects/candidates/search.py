@@ -197,7 +197,7 @@ def _key(found):
     """What makes a found candidate distinct: the amounts it allocates
     and the providers each group maps to."""
     suffixes, partials = found
-    return (frozenset(_consolidated(partials)),
+    return (frozenset(consolidated(partials)),
             frozenset((suffix, frozenset(partial.providers))
                       for suffix, partial in zip(suffixes, partials)))
 
@@ -267,7 +267,7 @@ class _Walk:
                     self.trees[root] = self.trees.get(root, 0) + sign
 
 
-def _anchor_candidates(space, anchor, plans):
+def anchor_candidates(space, anchor, plans):
     """Every valid combination at ``anchor``, lazily, as found tuples."""
     if len(space.groups) == 1 and not space.one_provider_per_tree:
         # The capacity test proved each partial fits, and no rule
@@ -378,7 +378,7 @@ def _options(plan, ancestry, choices, chosen, index):
     return options
 
 
-def _consolidated(partials):
+def consolidated(partials):
     """The partials' amounts, summed per provider and class."""
     if len(partials) == 1:
         return partials[0].amounts
@@ -416,7 +416,7 @@ def generate(space, anchors, round_robin=False, dedupe=True):
     if (len(space.groups) == 1 and not round_robin
             and not space.one_provider_per_tree):
         # Every partial of a lone group is a candidate (see
-        # _anchor_candidates), taken here without a stream per anchor.
+        # anchor_candidates), taken here without a stream per anchor.
         group = space.groups[0]
         suffixes = (group.suffix,)
         ordered = ((suffixes, (partial,)) for anchor in anchors
@@ -424,7 +424,7 @@ def generate(space, anchors, round_robin=False, dedupe=True):
     else:
         # Lazily: an anchor's walk is set up when the caller gets there.
         plans = {}
-        streams = (_anchor_candidates(space, anchor, plans)
+        streams = (anchor_candidates(space, anchor, plans)
                    for anchor in anchors)
         ordered = (_round_robin(streams) if round_robin
                    else itertools.chain.from_iterable(streams))

@@ -114,6 +114,8 @@ SAMPLES = {
     # default, where the in-process client calls from) need no policy.
     ('GET', '/metrics'): Sample(allowed=200, anonymous=200),
     ('GET', '/capacity'): Sample(allowed=200, anonymous=200),
+    ('GET', '/capacity/fit'): Sample(
+        query='resources=VCPU:1', allowed=200, anonymous=200),
 }
 
 #: Values for path parameters: missing objects, or standard names.

@@ -1,0 +1,38 @@
+"""GET /capacity/fit: how many more instances of a candidates request
+the fleet can hold, exactly (api-ref/capacity-fit.rst).
+
+The query is a GET /allocation_candidates query, parsed by the
+candidates handler at the newest microversion whatever the request
+asks for, so it earns the same 400s. Read like GET /capacity: a token
+and ``placement:capacity:read``, or a token-less request from
+``[metrics] trusted_networks``.
+"""
+
+from placement import contract
+from placement import errors
+from placement import exception
+from placement.handlers import allocation_candidate as candidates
+from placement.handlers import metrics as metrics_handlers
+from placement import microversion
+from placement.objects import capacity_fit
+from placement.schemas import capacity_fit as schema
+from placement import util
+
+@contract.describe(
+    {200: schema.FIT}, query=schema.QUERY, errors=(404,),
+    token_optional=True, extension=True,
+    summary='How many more instances of a candidates request fit '
+            '(a token unless from a trusted network)')
+@util.accept_json
+def get_fit(req):
+    ctx = metrics_handlers.authorize(req, 'placement:capacity:read')
+    request = candidates.parse_request(req, microversion.MAX_VERSION)
+    with candidates.unknown_names_rejected():
+        try:
+            found = capacity_fit.fit(ctx, request)
+        except exception.FitTooComplex as exc:
+            raise errors.BadRequest(str(exc), code=errors.QUERY_BAD_VALUE)
+    return util.json_response(req, {'fit': {
+        'total': found.total, 'by_root': found.by_root,
+        'by_aggregate': found.by_aggregate,
+        'limited_by': found.limited_by}})

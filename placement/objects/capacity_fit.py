@@ -1,0 +1,355 @@
+"""How many more instances of a candidates request fit, exactly.
+
+The definition (api-ref/capacity-fit.rst says it for operators): an
+*instance* is one allocation candidate of the request, as GET
+/allocation_candidates would return it now, that an allocation write
+would accept. Usage only removes candidates (it changes no trait,
+aggregate or tree), and a write of several consumers succeeds exactly
+when, for every provider and class, their amounts add up to at most
+what is free (capacity minus usage; each amount already respects
+``min_unit``, ``max_unit`` and ``step_size``, or it would not be a
+candidate). So the number of instances a set of trees can hold at the
+same time is the largest multiset of their candidates whose summed
+amounts fit what is free: a packing problem, solved exactly here.
+
+* ``by_root[T]``: the packing of the candidates anchored at tree T
+  alone, every sharing provider it may use entirely at its disposal.
+* ``total``: the packing of every candidate of the fleet at once (each
+  candidate once, however many trees it is offered at), so a sharing
+  provider's capacity is counted once across the trees using it.
+* ``by_aggregate[A]``: the same over the trees whose root is in A.
+* ``limited_by[C]``: how many trees of ``by_root`` would hold the fewest
+  instances if only class C counted (ties count for each class).
+
+Solving: candidates that share no (provider, class) are independent,
+so candidates are split into connected groups ("knots"); a knot of one
+candidate holds ``min(free // amount)``; larger knots (spread requests
+in a nested tree, several groups, sharing providers) are searched
+exhaustively with memoised states, cut short when an upper bound is
+reached. Knots are cached by their shape, so a fleet of alike trees is
+solved once per shape.
+"""
+
+import collections
+import dataclasses
+import typing
+
+import sqlalchemy as sa
+
+from placement.db import api as db_api
+from placement.db import tables
+from placement import exception
+from placement.objects import allocation_candidate as ac_obj
+from placement.objects import candidate_search as search
+from placement.objects import provider_index
+
+#: Most search states one knot may take before the request is refused.
+MAX_STATES = 200000
+#: Most candidates one knot may search through (the search recurses
+#: once per candidate); beyond, only a greedy packing that meets its
+#: bound is accepted.
+MAX_DEPTH = 400
+
+
+@dataclasses.dataclass
+class Fit:
+    """The answer: counts by root uuid, aggregate uuid, class name."""
+
+    total: int = 0
+    by_root: typing.Dict[str, int] = dataclasses.field(default_factory=dict)
+    by_aggregate: typing.Dict[str, int] = dataclasses.field(
+        default_factory=dict)
+    limited_by: typing.Dict[str, int] = dataclasses.field(
+        default_factory=dict)
+
+
+@db_api.reader
+def fit(ctx, request):
+    """The Fit of ``request`` (an ``allocation_candidate.Request``) on
+    the fleet as stored now; raises what the candidates engine raises
+    for unknown names, and FitTooComplex."""
+    index = provider_index.of(ctx.db)
+    with index.lock:
+        index.refresh(ctx.conn)
+        built = ac_obj.whole_space(ctx, index, request)
+        if built is None:
+            return Fit()
+        space, anchors, shares = built
+        found = _Fleet(index, space).weigh(anchors, shares)
+    return _named(ctx, index, found)
+
+
+def _named(ctx, index, found):
+    total, by_root, by_aggregate, limited_by = found
+    uuids = _aggregate_uuids(ctx, by_aggregate)
+    names = index.class_names
+    return Fit(
+        total=total,
+        by_root={index.uuid[root]: n for root, n in by_root.items()},
+        by_aggregate=dict(sorted(
+            (uuids[agg], n) for agg, n in by_aggregate.items()
+            if agg in uuids)),
+        limited_by=dict(sorted((names[rc], n)
+                               for rc, n in limited_by.items())))
+
+
+_AGG = tables.placement_aggregates
+_UUIDS = sa.select(_AGG.c.id, _AGG.c.uuid).where(
+    _AGG.c.id.in_(sa.bindparam('ids', expanding=True)))
+
+
+def _aggregate_uuids(ctx, ids):
+    if not ids:
+        return {}
+    return dict(ctx.conn.execute(_UUIDS, {'ids': sorted(ids)}).all())
+
+
+class _Fleet:
+    """The candidates of one request over the index, weighed."""
+
+    def __init__(self, index, space):
+        self.index = index
+        self.space = space
+        self.single = len(space.groups) == 1
+        self._plans = {}
+        self._free = {}
+        self._memo = {}
+
+    # -- candidates ----------------------------------------------------------
+
+    def candidates(self, anchor):
+        """The candidates at ``anchor`` as tuples of ``((provider,
+        class), amount)``, those a write would refuse left out."""
+        found = []
+        for _, partials in search.anchor_candidates(self.space, anchor,
+                                                    self._plans):
+            amounts = search.consolidated(partials)
+            if not self.single and not self._writable(amounts):
+                continue
+            found.append(tuple(sorted(
+                ((provider, rc), amount)
+                for provider, rc, amount in amounts)))
+        return found
+
+    def _writable(self, amounts):
+        # Several groups may place one class on one provider: their sum
+        # must be one amount the inventory allows (units and room).
+        inventories = self.index.inventories
+        return all(amount in inventories[provider][rc].allowed
+                   for provider, rc, amount in amounts)
+
+    def free(self, pair):
+        value = self._free.get(pair)
+        if value is None:
+            provider, rc = pair
+            used = self.index.usage.get(provider)
+            value = self._free[pair] = (
+                self.index.inventories[provider][rc].capacity
+                - (used.get(rc, 0) if used else 0))
+        return value
+
+    # -- weighing ------------------------------------------------------------
+
+    def weigh(self, anchors, shares):
+        """``(total, {root: n}, {aggregate id: n}, {class id: roots})``."""
+        by_root, limited_by = {}, collections.Counter()
+        per_anchor = {}
+        for anchor in anchors:
+            candidates = self.candidates(anchor)
+            if not candidates:
+                continue
+            per_anchor[anchor] = candidates
+            n, classes = self.pack_limited(candidates)
+            by_root[anchor] = n
+            limited_by.update(classes)
+        aggregates = self.index.aggregates
+        members = collections.defaultdict(list)
+        for anchor in per_anchor:
+            for aggregate in aggregates[anchor]:
+                members[aggregate].append(anchor)
+        if not shares:
+            # No candidate reaches beyond its own tree: trees are
+            # independent and their counts add up.
+            total = sum(by_root.values())
+            by_aggregate = {agg: sum(by_root[a] for a in anchors_)
+                            for agg, anchors_ in members.items()}
+        else:
+            total = self.pack(_distinct(per_anchor.values()))
+            by_aggregate = {
+                agg: self.pack(_distinct(per_anchor[a] for a in anchors_))
+                for agg, anchors_ in members.items()}
+        return total, by_root, by_aggregate, limited_by
+
+    def pack(self, candidates, only=None):
+        """The most instances of ``candidates`` that fit at once (only
+        the pairs of class ``only`` counted, if given)."""
+        if only is not None:
+            candidates = [tuple(item for item in c if item[0][1] == only)
+                          for c in candidates]
+        return sum(self._pack_knot(knot) for knot in _knots(candidates))
+
+    def pack_limited(self, candidates):
+        """``pack(candidates)`` and the classes that alone allow the
+        fewest instances."""
+        n = self.pack(candidates)
+        classes = {pair[1] for pair, _ in candidates[0]}
+        alone = {rc: self.pack(candidates, only=rc) for rc in classes}
+        fewest = min(alone.values())
+        return n, [rc for rc, count in alone.items() if count == fewest]
+
+    def _pack_knot(self, knot):
+        free = self.free
+        if len(knot) == 1:
+            return min(free(pair) // amount for pair, amount in knot[0])
+        # Same shape, same answer: the knot as local pair numbers.
+        local = {}
+        shape = tuple(tuple((local.setdefault(pair, len(local)), amount)
+                            for pair, amount in candidate)
+                      for candidate in knot)
+        room = tuple(free(pair) for pair in local)
+        classes = tuple(pair[1] for pair in local)
+        key = (shape, room, classes)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = _Knot(shape, room, classes).solve()
+        return found
+
+
+def _distinct(groups):
+    """The candidates of ``groups`` (lists), each once."""
+    return list(dict.fromkeys(c for group in groups for c in group))
+
+
+def _knots(candidates):
+    """``candidates`` split into groups sharing no (provider, class)."""
+    if len(candidates) == 1:
+        return [candidates]
+    owner = {}
+    parent = list(range(len(candidates)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, candidate in enumerate(candidates):
+        for pair, _ in candidate:
+            j = owner.setdefault(pair, i)
+            if j != i:
+                parent[find(i)] = find(j)
+    knots = collections.defaultdict(list)
+    for i, candidate in enumerate(candidates):
+        knots[find(i)].append(candidate)
+    return list(knots.values())
+
+
+class _Knot:
+    """max sum(x) over whole x >= 0 with sum(x[c] * amounts of c) <= room
+    per pair, for the candidates ``shape`` (tuples of (pair number,
+    amount)); ``classes`` gives each pair number's class.
+
+    A greedy packing (most of each candidate in turn, those that hold
+    most alone first) is tried first and is the answer when it meets an
+    upper bound (the usual case, and the one of many trees drawing on
+    one sharing provider). Otherwise a depth-first search over how many
+    of each candidate to take, each state (candidate, room left) solved
+    once and cut short at its bound, finds the optimum; past
+    ``MAX_STATES`` states it gives up (FitTooComplex).
+    """
+
+    def __init__(self, shape, room, classes):
+        self.shape = sorted(shape, key=lambda c: -_alone(c, room))
+        self.room = room
+        self.memo = {}
+        self.states = 0
+        # Pairs of each class per suffix of the candidates: every
+        # candidate places the same total of each class (the request's).
+        totals = collections.Counter()
+        for pair, amount in self.shape[0]:
+            totals[classes[pair]] += amount
+        self.totals = totals
+        self.class_pairs = []
+        seen = collections.defaultdict(set)
+        for candidate in reversed(self.shape):
+            for pair, _ in candidate:
+                seen[classes[pair]].add(pair)
+            self.class_pairs.append({rc: tuple(pairs)
+                                     for rc, pairs in seen.items()})
+        self.class_pairs.reverse()
+
+    def solve(self):
+        if self._greedy() >= self._bound(0, self.room, pairs=True):
+            return self._greedy_value
+        if len(self.shape) > MAX_DEPTH:
+            raise exception.FitTooComplex()
+        return self._best(0, self.room)
+
+    def _greedy(self):
+        room, count = self.room, 0
+        for candidate in self.shape:
+            x = _alone(candidate, room)
+            room = _less(room, candidate, x)
+            count += x
+        self._greedy_value = count
+        return count
+
+    def _best(self, i, room):
+        if i == len(self.shape):
+            return 0
+        key = (i, room)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        self.states += 1
+        if self.states > MAX_STATES:
+            raise exception.FitTooComplex()
+        candidate = self.shape[i]
+        bound = self._bound(i, room)
+        best = 0
+        for x in range(_alone(candidate, room), -1, -1):
+            left = _less(room, candidate, x)
+            if x + self._bound(i + 1, left) <= best:
+                continue
+            best = max(best, x + self._best(i + 1, left))
+            if best >= bound:
+                break
+        self.memo[key] = best
+        return best
+
+    def _bound(self, i, room, pairs=False):
+        """At most this many of candidates ``i..`` fit in ``room``: what
+        each holds alone, added up; what the room of each class allows;
+        with ``pairs``, for each pair what the candidates not using it
+        hold alone plus what it allows of those using it."""
+        shape = self.shape[i:]
+        if not shape:
+            return 0
+        alone = [_alone(c, room) for c in shape]
+        bound = sum(alone)
+        for rc, rc_pairs in self.class_pairs[i].items():
+            bound = min(bound, sum(room[p] for p in rc_pairs)
+                        // self.totals[rc])
+        if pairs:
+            users = collections.defaultdict(list)
+            for k, candidate in enumerate(shape):
+                for pair, amount in candidate:
+                    users[pair].append((k, amount))
+            for pair, using in users.items():
+                others = sum(alone) - sum(alone[k] for k, _ in using)
+                bound = min(bound, others + room[pair]
+                            // min(amount for _, amount in using))
+        return bound
+
+
+def _alone(candidate, room):
+    return min(room[pair] // amount for pair, amount in candidate)
+
+
+def _less(room, candidate, x):
+    if not x:
+        return room
+    room = list(room)
+    for pair, amount in candidate:
+        room[pair] -= x * amount
+    return tuple(room)

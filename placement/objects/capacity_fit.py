@@ -43,8 +43,9 @@ from placement.objects import allocation_candidate as ac_obj
 from placement.objects import candidate_search as search
 from placement.objects import provider_index
 
-#: Most search states one knot may take before the request is refused.
-MAX_STATES = 200000
+#: Most candidate visits the search of one knot may make before the
+#: request is refused (about a second of one core).
+MAX_WORK = 2000000
 #: Most candidates one knot may search through (the search recurses
 #: once per candidate); beyond, only a greedy packing that meets its
 #: bound is accepted.
@@ -255,20 +256,35 @@ class _Knot:
     one sharing provider). Otherwise a depth-first search over how many
     of each candidate to take, each state (candidate, room left) solved
     once and cut short at its bound, finds the optimum; past
-    ``MAX_STATES`` states it gives up (FitTooComplex).
+    ``MAX_WORK`` it gives up (FitTooComplex).
     """
 
     def __init__(self, shape, room, classes):
         self.shape = sorted(shape, key=lambda c: -_alone(c, room))
         self.room = room
         self.memo = {}
-        self.states = 0
-        # Pairs of each class per suffix of the candidates: every
-        # candidate places the same total of each class (the request's).
-        totals = collections.Counter()
-        for pair, amount in self.shape[0]:
-            totals[classes[pair]] += amount
+        self.work = 0
+        # The least each candidate places of each class (every candidate
+        # of a request places the request's total; a class some
+        # candidate does not place bounds nothing), and the pairs of
+        # each class per suffix of the candidates.
+        totals = None
+        spread = set()
+        self.least = {}
+        for candidate in self.shape:
+            placed = collections.Counter()
+            for pair, amount in candidate:
+                if classes[pair] in placed:
+                    spread.add(classes[pair])
+                placed[classes[pair]] += amount
+                self.least[pair] = min(amount,
+                                       self.least.get(pair, amount))
+            totals = placed if totals is None else {
+                rc: min(total, placed[rc]) for rc, total in totals.items()
+                if rc in placed}
         self.totals = totals
+        #: Classes every candidate places on one pair.
+        self.whole = set(totals) - spread
         self.class_pairs = []
         seen = collections.defaultdict(set)
         for candidate in reversed(self.shape):
@@ -301,9 +317,6 @@ class _Knot:
         found = self.memo.get(key)
         if found is not None:
             return found
-        self.states += 1
-        if self.states > MAX_STATES:
-            raise exception.FitTooComplex()
         candidate = self.shape[i]
         bound = self._bound(i, room)
         best = 0
@@ -325,11 +338,18 @@ class _Knot:
         shape = self.shape[i:]
         if not shape:
             return 0
+        self.work += len(shape)
+        if self.work > MAX_WORK:
+            raise exception.FitTooComplex()
         alone = [_alone(c, room) for c in shape]
         bound = sum(alone)
         for rc, rc_pairs in self.class_pairs[i].items():
-            bound = min(bound, sum(room[p] for p in rc_pairs)
-                        // self.totals[rc])
+            if rc in self.whole:
+                bound = min(bound, sum(room[p] // self.least[p]
+                                       for p in rc_pairs))
+            elif rc in self.totals:
+                bound = min(bound, sum(room[p] for p in rc_pairs)
+                            // self.totals[rc])
         if pairs:
             users = collections.defaultdict(list)
             for k, candidate in enumerate(shape):

@@ -249,3 +249,31 @@ def test_a_named_proxy_needs_proxy_parsing_only_for_the_rest(proxied_db):
     assert _call(app, 'GET', '/metrics',
                  headers={'x-forwarded-for': '127.0.0.2'}).status_int == 200
     assert _call(app, 'GET', '/metrics').status_int == 401
+
+
+FIT = '/capacity/fit?resources=VCPU:1'
+
+
+def test_fit_is_read_like_the_capacity_page(noauth_app):
+    resp = _call(noauth_app, 'GET', FIT)
+    assert resp.status_int == 200
+    assert resp.json['fit']['by_root'] == {RP: 8}
+    assert _call(noauth_app, 'GET', FIT, remote='10.1.2.3').status_int == 401
+    assert _call(noauth_app, 'GET', FIT, token='admin',
+                 remote='10.1.2.3').status_int == 200
+    resp = _call(noauth_app, 'GET', FIT, token='alice:p1',
+                 remote='10.1.2.3', headers={'x-roles': 'reader'})
+    assert resp.status_int == 403
+    assert RP not in resp.text
+    assert 'placement:capacity:read' in resp.json['errors'][0]['detail']
+
+
+def test_disabled_metrics_serve_no_fit():
+    db, cleanup = fixtures.new_database()
+    try:
+        app = fixtures.new_app(
+            fixtures.new_conf(metrics__enabled=False), db)
+        assert _call(app, 'GET', FIT, token='admin').status_int == 404
+        assert _call(app, 'GET', FIT).status_int == 401
+    finally:
+        cleanup()

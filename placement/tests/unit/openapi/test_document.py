@@ -83,7 +83,8 @@ def test_extensions_are_flagged_and_upstream_operations_are_not():
                for operation in item.values()
                if operation.get(openapi.EXTENSION)}
     assert flagged == {'/allocation_candidates/explain', '/healthcheck',
-                       '/metrics', '/capacity', '/openapi.json', '/claims'}
+                       '/metrics', '/capacity', '/capacity/fit',
+                       '/openapi.json', '/claims'}
 
 
 def test_public_and_token_optional_operations():

@@ -40,7 +40,9 @@ from placement.db import api as db_api
 from placement.db import tables
 from placement import exception
 from placement.objects import allocation_candidate as ac_obj
+from placement.objects import candidate_memo
 from placement.objects import candidate_search as search
+from placement.objects import per_process
 from placement.objects import provider_index
 
 #: Most candidate visits the search of one knot may make before the
@@ -72,12 +74,84 @@ def fit(ctx, request):
     index = provider_index.of(ctx.db)
     with index.lock:
         index.refresh(ctx.conn)
-        built = ac_obj.whole_space(ctx, index, request)
-        if built is None:
+        found = ac_obj.resolve(ctx, index, request)
+        if found is None:
             return Fit()
-        space, anchors, shares = built
-        found = _Fleet(index, space).weigh(anchors, shares)
-    return _named(ctx, index, found)
+        if ac_obj.tree_by_tree(index, request, found):
+            weights = _kept_weights(ctx, index, request, found)
+            summed = _sums(index, weights, None)
+        else:
+            built = ac_obj.whole_space(index, request, found)
+            if built is None:
+                return Fit()
+            space, anchors, shares = built
+            fleet = _Fleet(index, space)
+            weights, per_anchor = fleet.weigh(anchors, keep=shares)
+            summed = _sums(index, weights, fleet if shares else None,
+                           per_anchor)
+        return _named(ctx, index, summed)
+
+
+#: Per process and database: each query's weights per tree, kept while
+#: no sharing provider can take part (see ``candidate_memo``).
+_MEMOS = per_process.PerDatabase(candidate_memo.Memo)
+
+
+def _kept_weights(ctx, index, request, found):
+    """{anchor: (n, limiting classes)} of a query whose candidates at
+    each anchor depend on that tree alone, from the memo: only the
+    trees changed since it was kept are weighed again."""
+    memo = _MEMOS.of(ctx.db)
+    key = ac_obj.memo_key(request, found, 'fit', index)
+    served = ac_obj.served_roots(index, found)
+    kept, changed = (None, None) if memo.too_large(key) else memo.get(
+        key, index, served)
+    if kept is None:
+        kept = candidate_memo.Kept(index.epoch, index.serial, served)
+        kept.replace((), _weighed_trees(index, request, found, None, served))
+    elif changed:
+        kept.replace(changed, _weighed_trees(
+            index, request, found, index.trees(changed), served))
+    memo.keep(key, kept, index)
+    return {anchor: weight for anchor, (weight,) in kept.by_anchor.items()}
+
+
+def _weighed_trees(index, request, found, within, served):
+    """{anchor: ((n, classes),)} of the anchors within the trees
+    ``within`` (None: all), as ``candidate_memo.Kept`` keeps values."""
+    built = ac_obj.whole_space(index, request, found, within=within,
+                               served=served)
+    if built is None:
+        return {}
+    space, anchors, _ = built
+    weights, _ = _Fleet(index, space).weigh(anchors)
+    return {anchor: (weight,) for anchor, weight in weights.items()}
+
+
+def _sums(index, weights, fleet, per_anchor=None):
+    """``(total, {root: n}, {aggregate id: n}, {class id: roots})`` of
+    the trees' ``weights``; with a ``fleet`` (candidates offered at
+    several anchors), total and aggregates are packed from
+    ``per_anchor`` afresh, else added up."""
+    by_root = {anchor: n for anchor, (n, _) in weights.items()}
+    limited_by = collections.Counter()
+    for _, classes in weights.values():
+        limited_by.update(classes)
+    aggregates = index.aggregates
+    members = collections.defaultdict(list)
+    for anchor in by_root:
+        for aggregate in aggregates[anchor]:
+            members[aggregate].append(anchor)
+    if fleet is None:
+        total = sum(by_root.values())
+        by_aggregate = {agg: sum(map(by_root.__getitem__, anchors))
+                        for agg, anchors in members.items()}
+    else:
+        total = fleet.pack(_distinct(per_anchor.values()))
+        by_aggregate = {
+            agg: fleet.pack(_distinct(per_anchor[a] for a in anchors))
+            for agg, anchors in members.items()}
+    return total, by_root, by_aggregate, limited_by
 
 
 def _named(ctx, index, found):
@@ -115,6 +189,7 @@ class _Fleet:
         self._plans = {}
         self._free = {}
         self._memo = {}
+        self._alone = {}
 
     # -- candidates ----------------------------------------------------------
 
@@ -151,35 +226,57 @@ class _Fleet:
 
     # -- weighing ------------------------------------------------------------
 
-    def weigh(self, anchors, shares):
-        """``(total, {root: n}, {aggregate id: n}, {class id: roots})``."""
-        by_root, limited_by = {}, collections.Counter()
-        per_anchor = {}
+    def weigh(self, anchors, keep=False):
+        """({anchor: (n, limiting classes)} of the anchors with room for
+        an instance, {anchor: its candidates} if ``keep``, else {})."""
+        weights, per_anchor = {}, {}
+        lone = self.single and not keep
         for anchor in anchors:
-            candidates = self.candidates(anchor)
-            if not candidates:
-                continue
-            per_anchor[anchor] = candidates
-            n, classes = self.pack_limited(candidates)
-            by_root[anchor] = n
-            limited_by.update(classes)
-        aggregates = self.index.aggregates
-        members = collections.defaultdict(list)
-        for anchor in per_anchor:
-            for aggregate in aggregates[anchor]:
-                members[aggregate].append(anchor)
-        if not shares:
-            # No candidate reaches beyond its own tree: trees are
-            # independent and their counts add up.
-            total = sum(by_root.values())
-            by_aggregate = {agg: sum(by_root[a] for a in anchors_)
-                            for agg, anchors_ in members.items()}
-        else:
-            total = self.pack(_distinct(per_anchor.values()))
-            by_aggregate = {
-                agg: self.pack(_distinct(per_anchor[a] for a in anchors_))
-                for agg, anchors_ in members.items()}
-        return total, by_root, by_aggregate, limited_by
+            weight = self._providers_alone(anchor) if lone else None
+            if weight is None:
+                candidates = self.candidates(anchor)
+                if not candidates:
+                    continue
+                if keep:
+                    per_anchor[anchor] = candidates
+                weight = self.pack_limited(candidates)
+            weights[anchor] = weight
+        return weights, per_anchor
+
+    def _providers_alone(self, anchor):
+        """``pack_limited`` of a lone group's candidates at ``anchor``
+        when each is one provider (the group's amounts, its template, on
+        it): they share nothing, so each provider holds what its
+        tightest class allows, and the tree the sum. Worked out once per
+        set of inventory maps, which equal records with equal usage
+        share (``provider_index``): a cloud of alike hosts is weighed
+        in a few lookups per host. None for other partials."""
+        partials = self.space.groups[0].partials[anchor]
+        if not isinstance(partials, list) or not partials:
+            return None  # a spread group's combinations
+        template = partials[0].template
+        if template is None:
+            return None
+        inventories = self.index.inventories
+        key = [template]
+        for partial in partials:
+            if partial.template is not template:
+                return None
+            key.append(id(inventories[partial.providers[0]]))
+        key = tuple(key)
+        found = self._alone.get(key)
+        if found is None:
+            alone = collections.Counter()
+            n = 0
+            for partial in partials:
+                counts = {rc: self.free((partial.providers[0], rc)) // amount
+                          for rc, amount in template}
+                n += min(counts.values())
+                alone.update(counts)
+            fewest = min(alone.values())
+            found = self._alone[key] = (
+                n, [rc for rc, count in alone.items() if count == fewest])
+        return found
 
     def pack(self, candidates, only=None):
         """The most instances of ``candidates`` that fit at once (only

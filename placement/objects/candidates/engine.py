@@ -164,9 +164,17 @@ def find(ctx, request, options=Options(), rng=random, *, present,
         return present(result)
 
 
-def _resolve(ctx, index, request):
-    """``(names, resolved groups, root_required, root_forbidden)`` of
-    ``request`` (ids for names), or None when a group matches nothing;
+class Resolved(typing.NamedTuple):
+    """A request with its names looked up (``resolve``)."""
+
+    names: typing.Any
+    groups: list
+    root_required: set
+    root_forbidden: set
+
+
+def resolve(ctx, index, request):
+    """``request``'s Resolved, or None when a group matches nothing;
     raises for unknown names, in the reference's order."""
     names = _Names(ctx, index, request)
     root_required = names.trait_ids(request.root_required)
@@ -177,35 +185,58 @@ def _resolve(ctx, index, request):
         if ids is None:
             return None
         resolved.append(ids)
-    return names, resolved, root_required, root_forbidden
+    return Resolved(names, resolved, root_required, root_forbidden)
 
 
-def whole_space(ctx, index, request):
-    """``(space, anchors, shares)``: the search space of ``request`` over
-    the whole index with every group's partials worked out, the anchors
-    it has candidates at (``root_required`` applied) and whether a
-    partial is offered at several anchors (sharing providers); None when
-    nothing can match. For callers that weigh every candidate (the fit
-    of ``capacity_fit``) rather than list some. Call with ``index.lock``
-    held, the index refreshed."""
-    found = _resolve(ctx, index, request)
-    if found is None:
-        return None
-    names, resolved, root_required, root_forbidden = found
-    builder = _SpaceBuilder(index, request, names.sharing(),
-                            _shared_classes(resolved))
-    for ids in resolved:
+# -- every candidate, for callers that weigh them all -----------------------------
+
+def whole_space(index, request, found, within=None, served=None):
+    """``(space, anchors, shares)`` of the Resolved ``found``: the search
+    space over the whole index (or the trees ``within``) with every
+    group's partials worked out, the anchors it has candidates at
+    (``root_required`` applied) and whether a partial is offered at
+    several anchors (sharing providers); None when nothing can match.
+    For callers that weigh every candidate (``capacity_fit``) rather
+    than list some. Call with ``index.lock`` held, the index refreshed;
+    ``served``: ``served_roots``, if known."""
+    builder = _SpaceBuilder(index, request, found.names.sharing(),
+                            _shared_classes(found.groups), within=within,
+                            served=served)
+    for ids in found.groups:
         if not builder.add(ids):
             return None
     space = builder.space
-    anchors = _anchors(index, space, root_required, root_forbidden)
+    anchors = _anchors(index, space, found.root_required,
+                       found.root_forbidden)
     if request.same_subtree:
         space.ancestry = search.Ancestry(index.parent, index.lines)
     return space, anchors, builder.shares
 
 
+def tree_by_tree(index, request, found):
+    """True if the candidates ``found`` has at each anchor depend on that
+    tree alone (no sharing provider can take part): they may be kept
+    per tree and worked out again for the trees that change."""
+    return ((request.nested_aware or not index.nested)
+            and not _sharing_takes_part(index, found.names.sharing(),
+                                        found.groups))
+
+
+def served_roots(index, found):
+    """The roots whose trees a sharing provider serves (see
+    ``_served_roots``)."""
+    return _served_roots(index, found.names.sharing())
+
+
+def memo_key(request, found, shape, index):
+    """What identifies ``request`` (Resolved as ``found``) for a memo,
+    with the caller's ``shape``."""
+    return _memo_key(request, found.groups, found.root_required,
+                     found.root_forbidden, shape, index)
+
+
 def _search(ctx, index, request, options, rng, rendering=None):
-    found = _resolve(ctx, index, request)
+    found = resolve(ctx, index, request)
     if found is None:
         return EMPTY
     names, resolved, root_required, root_forbidden = found

@@ -19,6 +19,7 @@ from oslo_policy import opts as policy_opts
 
 from placement.conf import api
 from placement.conf import audit
+from placement.conf import capacity
 from placement.conf import database
 from placement.conf import metrics
 from placement.conf import middleware
@@ -27,8 +28,8 @@ from placement.conf import placement as placement_group
 from placement.conf import workarounds
 from placement.conf import profiler
 
-_GROUP_MODULES = (api, audit, database, metrics, middleware, paths,
-                  placement_group, workarounds)
+_GROUP_MODULES = (api, audit, capacity, database, metrics, middleware,
+                  paths, placement_group, workarounds)
 
 CORS_DEFAULTS = {
     'allow_headers': [

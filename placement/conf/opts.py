@@ -1,6 +1,7 @@
 """Option listing for oslo-config-generator."""
 
-from placement.conf import api, audit, database, metrics, middleware, paths
+from placement.conf import api, audit, capacity, database, metrics
+from placement.conf import middleware, paths
 from placement.conf import placement, workarounds
 from placement.conf import profiler
 
@@ -10,6 +11,7 @@ def list_opts():
         (None, paths.OPTS),
         (api.GROUP, api.OPTS),
         (audit.GROUP, audit.OPTS),
+        (capacity.GROUP, capacity.OPTS),
         (database.GROUP, database.OPTS),
         (metrics.GROUP, metrics.OPTS),
         (middleware.GROUP_NAME, middleware.OPTS),

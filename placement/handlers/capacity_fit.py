@@ -36,3 +36,4 @@ def get_fit(req):
         'total': found.total, 'by_root': found.by_root,
         'by_aggregate': found.by_aggregate,
         'limited_by': found.limited_by}})
+

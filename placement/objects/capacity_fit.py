@@ -32,6 +32,9 @@ solved once per shape.
 
 import collections
 import dataclasses
+import functools
+import json
+import logging
 import typing
 
 import sqlalchemy as sa
@@ -39,11 +42,14 @@ import sqlalchemy as sa
 from placement.db import api as db_api
 from placement.db import tables
 from placement import exception
+from placement import metrics
 from placement.objects import allocation_candidate as ac_obj
 from placement.objects import candidate_memo
 from placement.objects import candidate_search as search
 from placement.objects import per_process
 from placement.objects import provider_index
+
+LOG = logging.getLogger(__name__)
 
 #: Most candidate visits the search of one knot may make before the
 #: request is refused (about a second of one core).
@@ -92,9 +98,53 @@ def fit(ctx, request):
         return _named(ctx, index, summed)
 
 
+class FlavorFit(typing.NamedTuple):
+    """The fit of one named request: ``total`` and ``by_aggregate``."""
+
+    name: str
+    total: int
+    by_aggregate: typing.Dict[str, int]
+
+
+_decoded = {}
+
+
+def flavor_fits(ctx, flavors, max_age):
+    """[FlavorFit] of the named requests ``flavors`` (``(name,
+    Request)`` pairs), worked out at most once per ``max_age`` seconds by
+    the processes sharing metrics files. A request naming a class or
+    trait that does not exist (yet) is left out, with a warning."""
+    cache = metrics.shared_cache('flavor-fit', ctx.db.url)
+
+    def compute():
+        found = []
+        for name, request in flavors:
+            try:
+                counted = fit(ctx, request)
+            except (exception.ResourceClassNotFound,
+                    exception.TraitNotFound, exception.FitTooComplex) as exc:
+                LOG.warning('[capacity] flavors: %s not counted: %s',
+                            name, exc)
+                continue
+            found.append([name, counted.total, counted.by_aggregate])
+        return json.dumps(found).encode()
+
+    data = cache.get(compute, max_age)
+    key = (ctx.db.url, metrics.shared_directory())
+    last = _decoded.get(key)
+    if last is None or last[0] != data:
+        last = _decoded[key] = (data, [FlavorFit(*entry)
+                                       for entry in json.loads(data)])
+    return last[1]
+
+
 #: Per process and database: each query's weights per tree, kept while
-#: no sharing provider can take part (see ``candidate_memo``).
-_MEMOS = per_process.PerDatabase(candidate_memo.Memo)
+#: no sharing provider can take part (see ``candidate_memo``), for as
+#: many queries as ``[capacity] flavors`` name and a few more. A kept
+#: tree costs about 150 bytes (trees alike share their weight): some
+#: 1.5 MB per query at 10,000 trees.
+_MEMOS = per_process.PerDatabase(functools.partial(
+    candidate_memo.Memo, max_queries=64, max_candidates=2000000))
 
 
 def _kept_weights(ctx, index, request, found):
@@ -108,24 +158,25 @@ def _kept_weights(ctx, index, request, found):
         key, index, served)
     if kept is None:
         kept = candidate_memo.Kept(index.epoch, index.serial, served)
-        kept.replace((), _weighed_trees(index, request, found, None, served))
+        kept.replace((), _weighed_trees(index, request, found, None,
+                                        served))
     elif changed:
         kept.replace(changed, _weighed_trees(
             index, request, found, index.trees(changed), served))
     memo.keep(key, kept, index)
-    return {anchor: weight for anchor, (weight,) in kept.by_anchor.items()}
+    return kept.by_anchor
 
 
 def _weighed_trees(index, request, found, within, served):
-    """{anchor: ((n, classes),)} of the anchors within the trees
-    ``within`` (None: all), as ``candidate_memo.Kept`` keeps values."""
+    """{anchor: (n, classes)} of the anchors within the trees ``within``
+    (None: all); ``candidate_memo.Kept`` counts each as two."""
     built = ac_obj.whole_space(index, request, found, within=within,
                                served=served)
     if built is None:
         return {}
     space, anchors, _ = built
     weights, _ = _Fleet(index, space).weigh(anchors)
-    return {anchor: (weight,) for anchor, weight in weights.items()}
+    return weights
 
 
 def _sums(index, weights, fleet, per_anchor=None):

@@ -85,6 +85,11 @@ class Snapshot:
     rows: typing.List[Row]
     aggregates: typing.Dict[str, typing.List[str]]
 
+    def over_capacity(self):
+        """The rows whose usage exceeds their capacity (a ratio,
+        reserved or total lowered below what is allocated)."""
+        return [row for row in self.rows if row.used > row.capacity]
+
     def by_class(self):
         """{class: (capacity, used)} over the fleet."""
         return _sum(self.rows, lambda row: row.resource_class)

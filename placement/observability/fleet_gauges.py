@@ -16,6 +16,16 @@ from prometheus_client import exposition
 from placement.observability import metrics
 
 
+def flavors_rendered(key, load_fits, max_age):
+    """The text exposition of ``placement_flavor_fit`` for the
+    ``capacity_fit.FlavorFit`` list ``load_fits()`` returns, made at most
+    once per ``max_age`` seconds by the processes sharing metrics
+    files."""
+    return metrics.shared_cache('flavor-fit-exposition', key).get(
+        lambda: exposition.generate_latest(
+            _Registry(FlavorFitCollector(load_fits()))), max_age)
+
+
 def rendered(key, load_snapshot, max_age):
     """The text exposition of the capacity gauges of the snapshot
     ``load_snapshot()`` returns, made at most once per ``max_age``
@@ -66,6 +76,15 @@ class CapacityCollector:
             ratio.add_metric(values, row.allocation_ratio)
             usage.add_metric(values, row.used)
         yield from (total, reserved, ratio, usage)
+        over = core.GaugeMetricFamily(
+            'placement_provider_over_capacity',
+            'Amount allocated beyond the capacity of a provider and '
+            'resource class (only those over capacity, after a ratio, '
+            'reserved or total was lowered).', labels=labels)
+        for row in self.snapshot.over_capacity():
+            over.add_metric([row.provider_name or '', row.provider_uuid,
+                             row.resource_class], row.used - row.capacity)
+        yield over
         yield from _pairs(
             'placement_fleet', 'the whole fleet', ['resource_class'],
             [((key,), value) for key, value in
@@ -88,3 +107,28 @@ def _pairs(prefix, what, labels, items):
         capacity.add_metric(list(key), cap)
         usage.add_metric(list(key), used)
     return capacity, usage
+
+
+class FlavorFitCollector:
+    """``placement_flavor_fit`` of each named request: one sample for
+    the fleet (label ``flavor``) and one per aggregate (``flavor``,
+    ``aggregate``)."""
+
+    def __init__(self, fits):
+        self.fits = fits
+
+    def collect(self):
+        family = core.Metric(
+            'placement_flavor_fit',
+            'How many more instances of a named request ([capacity] '
+            'flavors) fit now: in the fleet, and (with an aggregate '
+            'label) in the trees whose root is in that aggregate.',
+            'gauge')
+        for fit in self.fits:
+            family.add_sample('placement_flavor_fit', {'flavor': fit.name},
+                              fit.total)
+            for aggregate, count in fit.by_aggregate.items():
+                family.add_sample(
+                    'placement_flavor_fit',
+                    {'flavor': fit.name, 'aggregate': aggregate}, count)
+        yield family

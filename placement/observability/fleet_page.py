@@ -3,9 +3,11 @@
 One self-contained HTML document with inline SVG drawn here, no script
 and nothing loaded from elsewhere, so it works in a browser without
 network access: bars of usage against capacity per resource class, a
-heatmap of usage per aggregate and class, and bars of the fullest and
+heatmap of usage per aggregate and class, bars of the fullest and
 emptiest root providers (the fullness of a tree is that of its fullest
-resource class).
+resource class), how many more instances of each named flavor fit in
+the fleet and per aggregate (``[capacity] flavors``), and the providers
+whose usage exceeds their capacity.
 """
 
 import datetime
@@ -14,6 +16,8 @@ import html
 #: Rows shown in the aggregate heatmap and in each provider ranking.
 MAX_AGGREGATES = 30
 MAX_ROOTS = 10
+#: Rows of the over-capacity table.
+MAX_OVER = 50
 
 _WIDTH = 960
 _LABEL = 260
@@ -27,6 +31,10 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 p.note { color: #555; font-size: 0.9em; }
 svg text { font-size: 13px; fill: #222; }
 svg text.cell { font-size: 11px; }
+table { border-collapse: collapse; font-size: 0.9em; }
+td, th { border-bottom: 1px solid #ddd; padding: 0.2em 0.8em;
+         text-align: left; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
 """
 
 
@@ -146,8 +154,100 @@ def _rankings(by_root):
     return fullest, emptiest
 
 
-def render(snapshot, now=None):
-    """The whole page for a ``capacity.Snapshot``."""
+def _flavor_bars(fits):
+    """How many more of each flavor fit in the fleet: bars scaled to the
+    largest count, the count written beside each."""
+    if not fits:
+        return ('<p class="note">No flavor is named: list them in '
+                '[capacity] flavors.</p>')
+    most = max(max(fit.total for fit in fits), 1)
+    height = _ROW * len(fits) + 10
+    parts = ['<svg class="plot" role="img" width="%d" height="%d" '
+             'viewBox="0 0 %d %d" aria-label="flavors that fit">'
+             % (_WIDTH, height, _WIDTH, height)]
+    for i, fit in enumerate(fits):
+        y = i * _ROW + 4
+        width = int(_BAR * fit.total / most)
+        parts.append(
+            '<g><title>%s: %d more fit</title>'
+            '<text x="%d" y="%d" text-anchor="end">%s</text>'
+            '<rect class="bar" x="%d" y="%d" width="%d" height="18" '
+            'fill="%s"/><text x="%d" y="%d">%d more</text></g>'
+            % (_e(fit.name), fit.total, _LABEL - 8, y + 14,
+               _e(_short(fit.name)), _LABEL, y, width,
+               '#3a7bd5' if fit.total else '#c0392b',
+               _LABEL + width + 8, y + 14, fit.total))
+    parts.append('</svg>')
+    return ''.join(parts)
+
+
+def _flavor_grid(fits):
+    """Aggregates (rows) by flavors (columns): how many more fit among
+    the aggregate's trees, darker where more of that flavor fit."""
+    aggregates = sorted({agg for fit in fits for agg in fit.by_aggregate})
+    if not aggregates:
+        return ''
+    shown = aggregates[:MAX_AGGREGATES]
+    label = _LABEL + 50
+    cell = max(60, min(110, (_WIDTH - label) // max(len(fits), 1)))
+    width = label + cell * len(fits) + 10
+    height = 24 + _ROW * len(shown) + 10
+    parts = ['<h3>Per aggregate</h3>',
+             '<svg class="plot" role="img" width="%d" height="%d" '
+             'viewBox="0 0 %d %d" aria-label="flavors that fit by '
+             'aggregate">' % (width, height, width, height)]
+    for j, fit in enumerate(fits):
+        parts.append('<text x="%d" y="16" text-anchor="middle">%s</text>'
+                     % (label + j * cell + cell // 2,
+                        _e(_short(fit.name, 14))))
+    most = [max(fit.by_aggregate.values(), default=0) for fit in fits]
+    for i, aggregate in enumerate(shown):
+        y = 24 + i * _ROW
+        parts.append('<text x="%d" y="%d" text-anchor="end">%s</text>'
+                     % (label - 8, y + 16, _e(aggregate)))
+        for j, fit in enumerate(fits):
+            count = fit.by_aggregate.get(aggregate, 0)
+            share = count / most[j] if most[j] else 0.0
+            parts.append(
+                '<g><title>%s in %s: %d more fit</title>'
+                '<rect class="cell" x="%d" y="%d" width="%d" height="22" '
+                'fill="hsl(215,60%%,%d%%)"/><text class="cell" x="%d" '
+                'y="%d" text-anchor="middle" style="fill:%s">%d</text></g>'
+                % (_e(fit.name), _e(aggregate), count,
+                   label + j * cell, y, cell - 2, int(92 - 50 * share),
+                   label + j * cell + cell // 2, y + 15,
+                   '#fff' if share > 0.5 else '#222', count))
+    parts.append('</svg>')
+    if len(aggregates) > len(shown):
+        parts.append('<p class="note">%d more aggregates not shown.</p>'
+                     % (len(aggregates) - len(shown)))
+    return ''.join(parts)
+
+
+def _over_capacity(rows):
+    """The providers and classes whose usage exceeds their capacity."""
+    if not rows:
+        return '<p class="note">None: every provider is within capacity.</p>'
+    rows = sorted(rows, key=lambda r: (r.capacity - r.used,
+                                       r.provider_name or '',
+                                       r.resource_class))
+    parts = ['<table id="over-capacity"><tr><th>Provider</th><th>uuid</th>'
+             '<th>Resource class</th><th>Used</th><th>Capacity</th></tr>']
+    for row in rows[:MAX_OVER]:
+        parts.append('<tr><td>%s</td><td>%s</td><td>%s</td>'
+                     '<td class="n">%d</td><td class="n">%d</td></tr>'
+                     % (_e(row.provider_name or ''), _e(row.provider_uuid),
+                        _e(row.resource_class), row.used, row.capacity))
+    parts.append('</table>')
+    if len(rows) > MAX_OVER:
+        parts.append('<p class="note">%d more not shown.</p>'
+                     % (len(rows) - MAX_OVER))
+    return ''.join(parts)
+
+
+def render(snapshot, now=None, flavor_fits=()):
+    """The whole page for a ``capacity.Snapshot`` and the
+    ``capacity_fit.FlavorFit`` of each named flavor."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     by_class = snapshot.by_class()
     fullest, emptiest = _rankings(snapshot.by_root())
@@ -173,5 +273,15 @@ def render(snapshot, now=None):
         _bars(fullest, 'fullest root providers'),
         '<h2 id="emptiest">Emptiest root providers</h2>',
         _bars(emptiest, 'emptiest root providers'),
+        '<h2 id="flavors">How many more fit, per flavor</h2>',
+        '<p class="note">Instances of each request named in [capacity] '
+        'flavors that the fleet can still hold at the same time '
+        '(GET /capacity/fit).</p>',
+        _flavor_bars(list(flavor_fits)),
+        _flavor_grid(list(flavor_fits)),
+        '<h2 id="over-capacity">Over capacity</h2>',
+        '<p class="note">Usage above capacity, after a ratio, reserved or '
+        'total was lowered: nothing more fits there until it falls.</p>',
+        _over_capacity(snapshot.over_capacity()),
         '</body></html>',
     ])

@@ -112,9 +112,12 @@ class Memo:
     """The kept queries of one database in this process. Used under
     the provider index's lock."""
 
-    def __init__(self):
+    def __init__(self, max_queries=MAX_QUERIES,
+                 max_candidates=MAX_CANDIDATES):
         self._kept = collections.OrderedDict()
         self._too_large = collections.OrderedDict()
+        self.max_queries = max_queries
+        self.max_candidates = max_candidates
 
     def too_large(self, key):
         return key in self._too_large
@@ -143,9 +146,9 @@ class Memo:
 
     def keep(self, key, kept, index):
         """Keep ``kept`` (brought up to date) as of ``index``; forget it
-        (and remember that it is too large) beyond ``MAX_CANDIDATES``."""
+        (and remember that it is too large) beyond ``max_candidates``."""
         kept.epoch, kept.serial = index.epoch, index.serial
-        if kept.count > MAX_CANDIDATES:
+        if kept.count > self.max_candidates:
             self._kept.pop(key, None)
             self._too_large[key] = True
             if len(self._too_large) > MAX_TOO_LARGE:
@@ -154,7 +157,8 @@ class Memo:
         self._kept[key] = kept
         self._kept.move_to_end(key)
         total = sum(k.count for k in self._kept.values())
-        while total > MAX_CANDIDATES or len(self._kept) > MAX_QUERIES:
+        while (total > self.max_candidates
+               or len(self._kept) > self.max_queries):
             _, dropped = self._kept.popitem(last=False)
             total -= dropped.count
 

@@ -1,6 +1,7 @@
 """GET /capacity in a real headless Chromium.
 
-The page must render its four plots with no console error, no refused
+The page must render its six plots (four of usage, two of the named
+flavors that fit) and its over-capacity table with no console error, no refused
 load and no request beyond the page itself; the run leaves a screenshot
 in ``build/screenshots/capacity-page.png`` (or under
 ``$PLACEMENT_SCREENSHOT_DIR``). Skipped when chromium is not installed,
@@ -77,6 +78,20 @@ def _fleet(app):
     for i, rp in enumerate(providers):
         fleet.allocate({rp: {'VCPU': 10 * i + 1, 'MEMORY_MB': 8192 * i + 512,
                              'DISK_GB': 100 + 150 * i}})
+    # A ratio lowered below what compute-11 uses: over capacity.
+    generation = test_fleet_capacity.call(
+        app, 'GET', '/resource_providers/%s' % rp).json['generation']
+    test_fleet_capacity.call(
+        app, 'PUT', '/resource_providers/%s/inventories/VCPU' % rp,
+        {'resource_provider_generation': generation, 'total': 32,
+         'allocation_ratio': 1.0})
+
+
+FLAVORS = ['m1.small = resources=VCPU:1,MEMORY_MB:2048,DISK_GB:20',
+           'm1.large = resources=VCPU:4,MEMORY_MB:8192,DISK_GB:80',
+           'm1.xlarge = resources=VCPU:8,MEMORY_MB:16384,DISK_GB:160',
+           'gpu.small = resources=VCPU:2,MEMORY_MB:4096&resources1=VGPU:1'
+           '&group_policy=none']
 
 
 def test_capacity_page_renders_its_plots(chromium, serve):
@@ -84,7 +99,8 @@ def test_capacity_page_renders_its_plots(chromium, serve):
     try:
         # No reuse of a page an earlier test on this database cached.
         app = fixtures.new_app(fixtures.new_conf(
-            metrics__capacity_refresh_interval=0), db)
+            metrics__capacity_refresh_interval=0,
+            capacity__flavors=FLAVORS), db)
         _fleet(app)
         url = serve(app) + '/capacity'
         with headless_browser.Browser(chromium) as browser:
@@ -95,15 +111,24 @@ def test_capacity_page_renders_its_plots(chromium, serve):
                 ".map(s => { const r = s.getBoundingClientRect();"
                 " return [r.width, r.height, "
                 "s.querySelectorAll('rect.bar, rect.cell').length]; })")
-            assert len(plots) == 4, plots
+            assert len(plots) == 6, plots
             for width, height, marks in plots:
                 assert width > 300 and height > 20 and marks > 0, plots
             text = page.evaluate('document.body.innerText')
             for heading in ('Usage by resource class', 'Usage by aggregate',
                             'Fullest root providers',
-                            'Emptiest root providers'):
+                            'Emptiest root providers',
+                            'How many more fit, per flavor',
+                            'Over capacity'):
                 assert heading in text
             assert 'compute-11' in text
+            for flavor in ('m1.small', 'm1.xlarge', 'gpu.small'):
+                assert flavor in text
+            over = page.evaluate(
+                "Array.from(document.querySelectorAll("
+                "'#over-capacity tr')).map(r => r.innerText)")
+            assert len(over) == 2 and 'compute-11' in over[1], over
+            assert '111' in over[1] and '32' in over[1], over
             assert page.problems() == []
             assert page.requested_urls() == [url]
             # Readable on a laptop: nothing wider than the window.

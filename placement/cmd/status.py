@@ -18,6 +18,7 @@ from placement import context
 from placement.db import data_migrations
 from placement import deploy
 from placement import exception
+from placement.objects import fleet_totals
 from placement.objects import invalid_rows
 from placement.observability import version
 
@@ -43,6 +44,7 @@ class Checks(upgradecheck.UpgradeCommands):
              Checks._check_policy_json),
             ('Invalid Inventory And Allocation Rows',
              Checks._check_invalid_rows),
+            ('Providers Over Capacity', Checks._check_over_capacity),
         )
 
     @property
@@ -106,6 +108,24 @@ class Checks(upgradecheck.UpgradeCommands):
             'service makes (written by hand or by another program); the '
             'service leaves them out of allocation candidates until they '
             'are corrected:\n%s' % (len(found), '\n'.join(lines)))
+
+    def _check_over_capacity(self):
+        # Upstream only logs it when a write leaves a provider so; an
+        # operator lowering a ratio or reserving more is told here.
+        rows = fleet_totals.read(
+            context.AdminContext(self.db, self.conf)).over_capacity()
+        if rows:
+            shown = ', '.join('%s %s (%d used of %d)' % (
+                row.provider_name or row.provider_uuid, row.resource_class,
+                row.used, row.capacity) for row in rows[:5])
+            return upgradecheck.Result(
+                upgradecheck.Code.WARNING,
+                '%d provider inventories are over capacity (usage above '
+                'int((total - reserved) * allocation_ratio)): %s%s. Nothing '
+                'more is allocated from them until usage falls; GET '
+                '/capacity lists them all.' % (
+                    len(rows), shown, ', ...' if len(rows) > 5 else ''))
+        return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
 
 class _VersionedConfigOpts(cfg.ConfigOpts):

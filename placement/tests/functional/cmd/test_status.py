@@ -57,7 +57,7 @@ def _add_old_data(db):
 def test_clean_database_passes_every_check(config_file, capsys):
     code, out = _run(status.main, config_file, capsys, 'upgrade', 'check')
     assert code == 0
-    assert out.count('Result: Success') == 4
+    assert out.count('Result: Success') == 5
 
 
 def test_old_data_fails_checks_until_migrated(database, config_file,
@@ -123,7 +123,8 @@ def test_clean_database_as_json(config_file, capsys):
         {'check': name, 'result': 0, 'details': None}
         for name in ('Missing Root Provider IDs', 'Incomplete Consumers',
                      'Policy File JSON to YAML Migration',
-                     'Invalid Inventory And Allocation Rows')]}
+                     'Invalid Inventory And Allocation Rows',
+                     'Providers Over Capacity')]}
 
 
 def test_json_policy_file_is_a_warning(config_file, tmp_path, capsys):
@@ -167,3 +168,36 @@ def test_version_sync_and_stamp(tmp_path, capsys):
                 'db', 'stamp', '422ece571366')[0] == 0
     assert _run(manage.main, config, capsys, 'db', 'version') == (
         0, '422ece571366\n')
+
+
+def test_providers_over_capacity_are_a_warning(database, config_file,
+                                               capsys):
+    app = fixtures.new_app(fixtures.new_conf(), database)
+    rp = '22222222-2222-4222-8222-222222222222'
+    for method, path, body in (
+            ('POST', '/resource_providers', {'name': 'cn1', 'uuid': rp}),
+            ('PUT', '/resource_providers/%s/inventories' % rp,
+             {'resource_provider_generation': 0,
+              'inventories': {'VCPU': {'total': 8}}}),
+            ('PUT', '/allocations/33333333-3333-4333-8333-333333333333',
+             {'allocations': {rp: {'resources': {'VCPU': 6}}},
+              'project_id': 'p', 'user_id': 'u',
+              'consumer_generation': None, 'consumer_type': 'INSTANCE'})):
+        assert fixtures.call_as_admin(app, method, path,
+                                      body).status_int < 300
+    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check')
+    assert code == 0
+    # Reserving more than is free leaves it over capacity.
+    assert fixtures.call_as_admin(
+        app, 'PUT', '/resource_providers/%s/inventories/VCPU' % rp,
+        {'resource_provider_generation': 2, 'total': 8,
+         'reserved': 4}).status_int == 200
+    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check',
+                     '--json')
+    assert code == 1
+    (check,) = [c for c in json.loads(out)['checks']
+                if c['check'] == 'Providers Over Capacity']
+    assert check['result'] == 1
+    assert check['details'].startswith(
+        '1 provider inventories are over capacity')
+    assert 'cn1 VCPU (6 used of 4)' in check['details']

@@ -28,6 +28,7 @@ def exported_names():
         cleanup()
     families = list(metrics.active().registry.collect())
     families += fleet_gauges.CapacityCollector(snapshot).collect()
+    families += fleet_gauges.FlavorFitCollector([]).collect()
     return {family.name + suffix for family in families
             for suffix in _SUFFIXES[family.type]}
 
@@ -71,7 +72,8 @@ def test_every_expression_uses_exported_metrics():
                  'placement_allocation_candidates_search_seconds_bucket',
                  'placement_fleet_capacity', 'placement_fleet_usage',
                  'placement_aggregate_capacity',
-                 'placement_aggregate_usage'):
+                 'placement_aggregate_usage', 'placement_flavor_fit',
+                 'placement_provider_over_capacity'):
         assert name in used, name
 
 

@@ -46,6 +46,9 @@ auth_strategy = noauth2
 
 [placement_database]
 connection = $url
+
+[capacity]
+flavors = m1.tiny = resources=VCPU:1&required=!COMPUTE_STATUS_DISABLED
 EOF
 
 "$venv/bin/placement-manage" --config-file placement.conf db sync
@@ -94,6 +97,13 @@ status, body = get('/resource_providers', **{
     'X-Auth-Token': 'admin', 'OpenStack-API-Version': 'placement latest'})
 assert status == 200 and 'resource_providers' in json.loads(body), (
     status, body)
+# Read from loopback without a token, like GET /capacity.
+status, body = get('/capacity/fit?resources=VCPU:1')
+assert status == 200 and json.loads(body)['fit']['total'] == 0, (
+    status, body)
+status, body = get('/metrics')
+assert status == 200 and b'placement_flavor_fit{flavor="m1.tiny"} 0.0' in (
+    body), (status, body[-2000:])
 if healthcheck:
     status, body = get('/healthcheck')
     assert status == 200, (status, body)

@@ -255,6 +255,7 @@ class _Fleet:
         self._free = {}
         self._memo = {}
         self._alone = {}
+        self._limited = {}
 
     # -- candidates ----------------------------------------------------------
 
@@ -353,7 +354,15 @@ class _Fleet:
 
     def pack_limited(self, candidates):
         """``pack(candidates)`` and the classes that alone allow the
-        fewest instances."""
+        fewest instances; worked out once per shape of candidates and
+        room (alike trees)."""
+        key = _shape(candidates, self.free)
+        found = self._limited.get(key)
+        if found is None:
+            found = self._limited[key] = self._pack_limited(candidates)
+        return found
+
+    def _pack_limited(self, candidates):
         n = self.pack(candidates)
         classes = {pair[1] for pair, _ in candidates[0]}
         alone = {rc: self.pack(candidates, only=rc) for rc in classes}
@@ -365,18 +374,24 @@ class _Fleet:
         free = self.free
         if len(knot) == 1:
             return min(free(pair) // amount for pair, amount in knot[0])
-        # Same shape, same answer: the knot as local pair numbers.
-        local = {}
-        shape = tuple(tuple((local.setdefault(pair, len(local)), amount)
-                            for pair, amount in candidate)
-                      for candidate in knot)
-        room = tuple(free(pair) for pair in local)
-        classes = tuple(pair[1] for pair in local)
-        key = (shape, room, classes)
+        key = _shape(knot, free)
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = _Knot(shape, room, classes).solve()
+            found = self._memo[key] = _Knot(*key).solve()
         return found
+
+
+def _shape(candidates, free):
+    """``(shape, room, classes)``: ``candidates`` with their (provider,
+    class) pairs numbered in order of appearance, what is free of each
+    pair and its class. Same shape, same packing: alike trees are
+    solved once."""
+    local = {}
+    shape = tuple(tuple((local.setdefault(pair, len(local)), amount)
+                        for pair, amount in candidate)
+                  for candidate in candidates)
+    return (shape, tuple(free(pair) for pair in local),
+            tuple(pair[1] for pair in local))
 
 
 def _distinct(groups):

@@ -11,12 +11,8 @@ V0, V1, M0, M1 = ('n0', 'VCPU'), ('n1', 'VCPU'), ('n0', 'MEM'), ('n1', 'MEM')
 
 
 def solve(candidates, free):
-    local = {}
-    shape = [tuple((local.setdefault(pair, len(local)), amount)
-                   for pair, amount in c) for c in candidates]
-    room = tuple(free[pair] for pair in local)
-    classes = tuple(pair[1] for pair in local)
-    return capacity_fit._Knot(shape, room, classes).solve()
+    return capacity_fit._Knot(
+        *capacity_fit._shape(candidates, free.__getitem__)).solve()
 
 
 def brute(candidates, free, most=8):

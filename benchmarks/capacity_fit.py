@@ -52,11 +52,11 @@ from placement import context
 from placement.db import api as db_api
 from placement.db import migration
 from placement import deploy
-from placement.handlers import metrics as metrics_handlers
-from placement.objects import capacity_fit
+from placement.objects.candidates import fit as capacity_fit
 from placement.objects import resource_class
 from placement.objects import trait
 from placement.tests import fixtures
+from placement.web import capacity_flavors
 
 FLAT_FLAVOR = ('resources=VCPU:2,MEMORY_MB:4096,DISK_GB:40'
                '&required=!COMPUTE_STATUS_DISABLED')
@@ -233,7 +233,7 @@ def bench_metrics(args):
         plain = deploy.build_app(fixtures.new_conf(
             metrics__capacity_refresh_interval=3600), db)
         ctx = context.AdminContext(db, conf)
-        requests = metrics_handlers.named_flavors(conf)
+        requests = capacity_flavors.named(conf)
         get(app, '/capacity/fit?resources=VCPU:1')  # the index, loaded
         name = 'flat-%d, %d flavors' % (args.providers, len(requests))
         start = time.perf_counter()

@@ -31,11 +31,13 @@ from placement.middleware import profiler
 from placement.middleware import request_metrics
 from placement.middleware import requestlog
 from placement.middleware import trusted_network
+from placement.objects import fleet_totals
 from placement.objects import resource_class
 from placement.objects import trait
 from placement.observability import metrics
 from placement.observability import version
 from placement import policy
+from placement.web import capacity_flavors
 from placement.web import dispatch
 from placement.web import route_table
 
@@ -121,8 +123,19 @@ def prepare_database(conf, db):
     trait.sync_standard(ctx)
 
 
+def over_capacity(conf, db):
+    """The inventories whose usage exceeds their capacity, for
+    ``placement-status upgrade check``."""
+    return fleet_totals.read(
+        placement_context.AdminContext(db, conf)).over_capacity()
+
+
 def build_app(conf, db):
     """The full middleware stack around the dispatcher."""
+    try:
+        capacity_flavors.named(conf)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc))
     enforcer = policy.PolicyEnforcer(conf)
     app = dispatch.Dispatcher(route_table.ROUTES)
     app = body_limit.BodySizeLimit(

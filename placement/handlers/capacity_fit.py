@@ -8,15 +8,15 @@ and ``placement:capacity:read``, or a token-less request from
 ``[metrics] trusted_networks``.
 """
 
-from placement import contract
-from placement import errors
 from placement import exception
 from placement.handlers import allocation_candidate as candidates
 from placement.handlers import metrics as metrics_handlers
 from placement import microversion
-from placement.objects import capacity_fit
+from placement.objects.candidates import fit as capacity_fit
+from placement.openapi import contract
 from placement.schemas import capacity_fit as schema
-from placement import util
+from placement.web import errors
+from placement.web import util
 
 @contract.describe(
     {200: schema.FIT}, query=schema.QUERY, errors=(404,),

@@ -1,26 +1,23 @@
 """GET /metrics (Prometheus exposition) and GET /capacity (HTML page).
 
 Both read through policy like the API, except for token-less requests
-from ``[metrics] trusted_networks`` (``placement.metrics_access``), and
+from ``[metrics] trusted_networks`` (``placement.middleware.trusted_network``), and
 both answer 404 when ``[metrics] enabled`` is False.
 """
-
-import functools
 
 from prometheus_client import exposition
 import webob
 
-from placement import capacity_gauges
-from placement import capacity_page
-from placement import contract
-from placement import errors
-from placement.handlers import claim
-from placement import metrics
-from placement import metrics_access
-from placement import microversion
-from placement.objects import capacity_fit
-from placement.objects import fleet_capacity
-from placement import util
+from placement.middleware import trusted_network
+from placement.objects.candidates import fit as capacity_fit
+from placement.objects import fleet_totals
+from placement.observability import fleet_gauges
+from placement.observability import fleet_page
+from placement.observability import metrics
+from placement.openapi import contract
+from placement.web import capacity_flavors
+from placement.web import errors
+from placement.web import util
 
 
 def authorize(req, rule):
@@ -30,7 +27,7 @@ def authorize(req, rule):
     ctx = util.context(req)
     if not ctx.config.metrics.enabled or metrics.active() is None:
         raise errors.NotFound(vary=False)
-    if not metrics_access.trusted(req.environ):
+    if not trusted_network.trusted(req.environ):
         ctx.can(rule)
     return ctx
 
@@ -46,11 +43,11 @@ def get_metrics(req):
     max_age = ctx.config.metrics.capacity_refresh_interval
     parts = [exposition.generate_latest(registry)
              for registry in metrics.collectors()]
-    parts.append(capacity_gauges.rendered(
-        ctx.db.url, lambda: fleet_capacity.snapshot(ctx, max_age), max_age))
-    flavors = named_flavors(ctx.config)
+    parts.append(fleet_gauges.rendered(
+        ctx.db.url, lambda: fleet_totals.snapshot(ctx, max_age), max_age))
+    flavors = capacity_flavors.named(ctx.config)
     if flavors:
-        parts.append(capacity_gauges.flavors_rendered(
+        parts.append(fleet_gauges.flavors_rendered(
             ctx.db.url, lambda: capacity_fit.flavor_fits(
                 ctx, flavors, max_age), max_age))
     response = webob.Response()
@@ -71,10 +68,10 @@ def get_metrics(req):
 def get_capacity(req):
     ctx = authorize(req, 'placement:capacity:read')
     max_age = ctx.config.metrics.capacity_refresh_interval
-    flavors = named_flavors(ctx.config)
+    flavors = capacity_flavors.named(ctx.config)
     page = metrics.shared_cache('capacity-page', ctx.db.url).get(
-        lambda: capacity_page.render(
-            fleet_capacity.snapshot(ctx, max_age),
+        lambda: fleet_page.render(
+            fleet_totals.snapshot(ctx, max_age),
             flavor_fits=capacity_fit.flavor_fits(ctx, flavors, max_age)
             if flavors else ()).encode('utf-8'),
         max_age)
@@ -89,28 +86,3 @@ def get_capacity(req):
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
     return response
 
-
-def named_flavors(conf):
-    """``[capacity] flavors`` as ``(name, allocation_candidate.Request)``
-    pairs, in order; ValueError naming the line for a malformed one."""
-    return _parsed(tuple(conf.capacity.flavors))
-
-
-@functools.lru_cache(maxsize=8)
-def _parsed(lines):
-    flavors, names = [], set()
-    for line in lines:
-        name, sep, query = (part.strip() for part in line.partition('='))
-        if not sep or not name or not query:
-            raise ValueError('[capacity] flavors: expected "NAME = QUERY", '
-                             'got %r' % line)
-        if name in names:
-            raise ValueError('[capacity] flavors: %s is named twice' % name)
-        try:
-            request = claim.parse_query(query, microversion.MAX_VERSION)
-        except errors.BadRequest as exc:
-            raise ValueError('[capacity] flavors: %s: %s'
-                             % (name, exc.detail))
-        names.add(name)
-        flavors.append((name, request))
-    return tuple(flavors)

@@ -18,7 +18,7 @@ from placement.observability import metrics
 
 def flavors_rendered(key, load_fits, max_age):
     """The text exposition of ``placement_flavor_fit`` for the
-    ``capacity_fit.FlavorFit`` list ``load_fits()`` returns, made at most
+    ``candidates.fit.FlavorFit`` list ``load_fits()`` returns, made at most
     once per ``max_age`` seconds by the processes sharing metrics
     files."""
     return metrics.shared_cache('flavor-fit-exposition', key).get(

@@ -247,7 +247,7 @@ def _over_capacity(rows):
 
 def render(snapshot, now=None, flavor_fits=()):
     """The whole page for a ``capacity.Snapshot`` and the
-    ``capacity_fit.FlavorFit`` of each named flavor."""
+    ``candidates.fit.FlavorFit`` of each named flavor."""
     now = now or datetime.datetime.now(datetime.timezone.utc)
     by_class = snapshot.by_class()
     fullest, emptiest = _rankings(snapshot.by_root())

@@ -196,7 +196,7 @@ def whole_space(index, request, found, within=None, served=None):
     group's partials worked out, the anchors it has candidates at
     (``root_required`` applied) and whether a partial is offered at
     several anchors (sharing providers); None when nothing can match.
-    For callers that weigh every candidate (``capacity_fit``) rather
+    For callers that weigh every candidate (``fit``) rather
     than list some. Call with ``index.lock`` held, the index refreshed;
     ``served``: ``served_roots``, if known."""
     builder = _SpaceBuilder(index, request, found.names.sharing(),

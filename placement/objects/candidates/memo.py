@@ -112,12 +112,21 @@ class Memo:
     """The kept queries of one database in this process. Used under
     the provider index's lock."""
 
-    def __init__(self, max_queries=MAX_QUERIES,
-                 max_candidates=MAX_CANDIDATES):
+    def __init__(self, max_queries=None, max_candidates=None):
+        """Bounds other than the module's ``MAX_QUERIES`` and
+        ``MAX_CANDIDATES``, if given."""
         self._kept = collections.OrderedDict()
         self._too_large = collections.OrderedDict()
-        self.max_queries = max_queries
-        self.max_candidates = max_candidates
+        self._max_queries = max_queries
+        self._max_candidates = max_candidates
+
+    @property
+    def max_queries(self):
+        return self._max_queries or MAX_QUERIES
+
+    @property
+    def max_candidates(self):
+        return self._max_candidates or MAX_CANDIDATES
 
     def too_large(self, key):
         return key in self._too_large

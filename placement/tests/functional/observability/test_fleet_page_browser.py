@@ -79,9 +79,9 @@ def _fleet(app):
         fleet.allocate({rp: {'VCPU': 10 * i + 1, 'MEMORY_MB': 8192 * i + 512,
                              'DISK_GB': 100 + 150 * i}})
     # A ratio lowered below what compute-11 uses: over capacity.
-    generation = test_fleet_capacity.call(
+    generation = test_fleet_totals.call(
         app, 'GET', '/resource_providers/%s' % rp).json['generation']
-    test_fleet_capacity.call(
+    test_fleet_totals.call(
         app, 'PUT', '/resource_providers/%s/inventories/VCPU' % rp,
         {'resource_provider_generation': generation, 'total': 32,
          'allocation_ratio': 1.0})

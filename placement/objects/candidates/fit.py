@@ -42,12 +42,12 @@ import sqlalchemy as sa
 from placement.db import api as db_api
 from placement.db import tables
 from placement import exception
-from placement import metrics
-from placement.objects import allocation_candidate as ac_obj
-from placement.objects import candidate_memo
-from placement.objects import candidate_search as search
+from placement.objects.candidates import engine
+from placement.objects.candidates import memo as candidate_memo
+from placement.objects.candidates import provider_index
+from placement.objects.candidates import search
 from placement.objects import per_process
-from placement.objects import provider_index
+from placement.observability import metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -74,21 +74,21 @@ class Fit:
 
 @db_api.reader
 def fit(ctx, request, roots=True):
-    """The Fit of ``request`` (an ``allocation_candidate.Request``) on
+    """The Fit of ``request`` (an ``engine.Request``) on
     the fleet as stored now (``by_root`` only if ``roots``); raises what
     the candidates engine raises for unknown names, and
     FitTooComplex."""
     index = provider_index.of(ctx.db)
     with index.lock:
         index.refresh(ctx.conn)
-        found = ac_obj.resolve(ctx, index, request)
+        found = engine.resolve(ctx, index, request)
         if found is None:
             return Fit()
-        if ac_obj.tree_by_tree(index, request, found):
+        if engine.tree_by_tree(index, request, found):
             weights = _kept_weights(ctx, index, request, found)
             summed = _sums(index, weights, None)
         else:
-            built = ac_obj.whole_space(index, request, found)
+            built = engine.whole_space(index, request, found)
             if built is None:
                 return Fit()
             space, anchors, shares = built
@@ -153,8 +153,8 @@ def _kept_weights(ctx, index, request, found):
     each anchor depend on that tree alone, from the memo: only the
     trees changed since it was kept are weighed again."""
     memo = _MEMOS.of(ctx.db)
-    key = ac_obj.memo_key(request, found, 'fit', index)
-    served = ac_obj.served_roots(index, found)
+    key = engine.memo_key(request, found, 'fit', index)
+    served = engine.served_roots(index, found)
     kept, changed = (None, None) if memo.too_large(key) else memo.get(
         key, index, served)
     if kept is None:
@@ -171,7 +171,7 @@ def _kept_weights(ctx, index, request, found):
 def _weighed_trees(index, request, found, within, served):
     """{anchor: (n, classes)} of the anchors within the trees ``within``
     (None: all); ``candidate_memo.Kept`` counts each as two."""
-    built = ac_obj.whole_space(index, request, found, within=within,
+    built = engine.whole_space(index, request, found, within=within,
                                served=served)
     if built is None:
         return {}

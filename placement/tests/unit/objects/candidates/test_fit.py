@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from placement import exception
-from placement.objects import capacity_fit
+from placement.objects.candidates import fit as capacity_fit
 
 V0, V1, M0, M1 = ('n0', 'VCPU'), ('n1', 'VCPU'), ('n0', 'MEM'), ('n1', 'MEM')
 

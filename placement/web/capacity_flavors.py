@@ -1,0 +1,39 @@
+"""``[capacity] flavors``: the named requests GET /metrics and GET
+/capacity count the fit of (api-ref/capacity-fit.rst, 'Named flavors').
+
+Each line is parsed as GET /allocation_candidates parses its query at
+the newest microversion, when the application is built (a malformed
+line stops the service) and, cached, by the pages.
+"""
+
+import functools
+
+from placement.handlers import claim
+from placement import microversion
+from placement.web import errors
+
+
+def named(conf):
+    """``[capacity] flavors`` as ``(name, candidates Request)`` pairs, in
+    order; ValueError naming the line for a malformed one."""
+    return _parsed(tuple(conf.capacity.flavors))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(lines):
+    flavors, names = [], set()
+    for line in lines:
+        name, sep, query = (part.strip() for part in line.partition('='))
+        if not sep or not name or not query:
+            raise ValueError('[capacity] flavors: expected "NAME = QUERY", '
+                             'got %r' % line)
+        if name in names:
+            raise ValueError('[capacity] flavors: %s is named twice' % name)
+        try:
+            request = claim.parse_query(query, microversion.MAX_VERSION)
+        except errors.BadRequest as exc:
+            raise ValueError('[capacity] flavors: %s: %s'
+                             % (name, exc.detail))
+        names.add(name)
+        flavors.append((name, request))
+    return tuple(flavors)

@@ -27,7 +27,9 @@ from placement.web import util
 def get_fit(req):
     ctx = metrics_handlers.authorize(req, 'placement:capacity:read')
     request = candidates.parse_request(req, microversion.MAX_VERSION)
-    with candidates.unknown_names_rejected():
+    # Every partial of the fleet is built, then dropped: no collection
+    # should scan them meanwhile (see util.collector_paused).
+    with candidates.unknown_names_rejected(), util.collector_paused():
         try:
             found = capacity_fit.fit(ctx, request)
         except exception.FitTooComplex as exc:

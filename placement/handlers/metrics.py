@@ -48,7 +48,7 @@ def get_metrics(req):
     flavors = capacity_flavors.named(ctx.config)
     if flavors:
         parts.append(fleet_gauges.flavors_rendered(
-            ctx.db.url, lambda: capacity_fit.flavor_fits(
+            ctx.db.url, lambda: _flavor_fits(
                 ctx, flavors, max_age), max_age))
     response = webob.Response()
     response.status = 200
@@ -72,7 +72,7 @@ def get_capacity(req):
     page = metrics.shared_cache('capacity-page', ctx.db.url).get(
         lambda: fleet_page.render(
             fleet_totals.snapshot(ctx, max_age),
-            flavor_fits=capacity_fit.flavor_fits(ctx, flavors, max_age)
+            flavor_fits=_flavor_fits(ctx, flavors, max_age)
             if flavors else ()).encode('utf-8'),
         max_age)
     response = webob.Response()
@@ -86,3 +86,9 @@ def get_capacity(req):
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
     return response
 
+
+def _flavor_fits(ctx, flavors, max_age):
+    """``fit.flavor_fits``, with the collector paused while every
+    flavor's partials are built and dropped (see util.collector_paused)."""
+    with util.collector_paused():
+        return capacity_fit.flavor_fits(ctx, flavors, max_age)

@@ -213,6 +213,31 @@ def whole_space(index, request, found, within=None, served=None):
     return space, anchors, builder.shares
 
 
+def lone_providers(index, request, found):
+    """``(providers, amounts)`` when every candidate of ``found`` is one
+    provider that is a tree of its own (one group with resources, no
+    nesting in the cloud, no sharing provider at all): the providers its
+    candidates may be, by traits, aggregates, tree and
+    ``root_required`` (capacity not tested), and the group's ``(class,
+    amount)`` pairs; None for other requests. For callers that weigh
+    every candidate without needing them built (``fit``)."""
+    if (len(found.groups) != 1 or not found.groups[0].amounts
+            or index.nested or found.names.sharing()):
+        return None
+    ids = found.groups[0]
+    builder = _SpaceBuilder(index, request, frozenset(), frozenset())
+    matched = builder.lone_providers(ids)
+    amounts = tuple(ids.amounts.items())
+    if matched is None:
+        return frozenset(), amounts
+    required, forbidden = found.root_required, found.root_forbidden
+    if required or forbidden:
+        traits = index.traits
+        matched = {p for p in matched if required <= traits[p]
+                   and not forbidden & traits[p]}
+    return matched, amounts
+
+
 def tree_by_tree(index, request, found):
     """True if the candidates ``found`` has at each anchor depend on that
     tree alone (no sharing provider can take part): they may be kept
@@ -644,8 +669,10 @@ class _SpaceBuilder:
                                               ids.forbidden_aggregates)
         return sets, excluded
 
-    def _single_provider(self, ids, tree_root, among=None):
-        """Partials of one provider each (among ``among`` if given)."""
+    def _provider_sets(self, ids, tree_root, among=None):
+        """The sets a provider holding all of ``ids`` alone must be in,
+        besides its traits and aggregates: one per class, its tree's,
+        ``among``'s and ``within``'s."""
         index = self.index
         sets = [index.with_class.get(rc, _NOTHING) for rc in ids.amounts]
         if tree_root is not None:
@@ -654,6 +681,23 @@ class _SpaceBuilder:
             sets.append(among)
         if self._within is not None:
             sets.append(self._within)
+        return sets
+
+    def lone_providers(self, ids):
+        """The providers that could hold all of ``ids`` on their own but
+        for capacity, as ``_single_provider`` finds them before testing
+        it; None when ``in_tree`` names no provider."""
+        root = None
+        if ids.group.in_tree is not None:
+            root = self._root_of_uuid(ids.group.in_tree)
+            if root is None:
+                return None
+        return self._matching(ids, self._provider_sets(ids, root))
+
+    def _single_provider(self, ids, tree_root, among=None):
+        """Partials of one provider each (among ``among`` if given)."""
+        index = self.index
+        sets = self._provider_sets(ids, tree_root, among)
         amounts = tuple(ids.amounts.items())
         if (self._lazy and among is None and not self._sharing
                 and self._cap is not None

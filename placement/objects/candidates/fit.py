@@ -84,9 +84,13 @@ def fit(ctx, request, roots=True):
         found = engine.resolve(ctx, index, request)
         if found is None:
             return Fit()
-        if engine.tree_by_tree(index, request, found):
+        lone = engine.lone_providers(index, request, found)
+        if lone is not None:
+            tally, weights = _lone(index, *lone, roots=roots)
+            summed = _sums(tally)
+        elif engine.tree_by_tree(index, request, found):
             weights = _kept_weights(ctx, index, request, found)
-            summed = _sums(index, weights, None)
+            summed = _sums(_tally(index, weights))
         else:
             built = engine.whole_space(index, request, found)
             if built is None:
@@ -94,9 +98,11 @@ def fit(ctx, request, roots=True):
             space, anchors, shares = built
             fleet = _Fleet(index, space)
             weights, per_anchor = fleet.weigh(anchors, keep=shares)
-            summed = _sums(index, weights, fleet if shares else None,
-                           per_anchor)
-        return _named(ctx, index, weights, summed, roots)
+            summed = _sums(_tally(index, weights))
+            if shares:
+                summed = _packed(index, fleet, weights, per_anchor,
+                                 summed[2])
+        return _named(ctx, index, weights if roots else None, summed)
 
 
 class FlavorFit(typing.NamedTuple):
@@ -148,6 +154,64 @@ _MEMOS = per_process.PerDatabase(functools.partial(
     candidate_memo.Memo, max_queries=64, max_candidates=2000000))
 
 
+def _lone(index, providers, amounts, roots=True):
+    """``(tally, weights)`` (see ``_tally``; weights only with ``roots``,
+    else None) of the ``providers`` that are each a tree of their own
+    with room for one instance of ``amounts`` (the candidates, unbuilt):
+    each holds what its tightest class allows. Worked out once per
+    inventory map (equal records with equal usage share one, see
+    ``provider_index``) and counted in C: 50 named flavors at 10,000
+    providers are half a million providers to weigh."""
+    inventories, usage = index.inventories, index.usage
+    providers = list(providers)
+    maps = list(map(id, map(inventories.__getitem__, providers)))
+    # One provider per map stands for all: their usage is the same.
+    weight_of = {ident: _lone_weight(inventories[provider],
+                                     usage.get(provider), amounts)
+                 for ident, provider in dict(zip(maps, providers)).items()}
+    # Counted by map: an int hashes faster than a weight tuple.
+    counted = collections.Counter(zip(
+        maps, map(index.aggregates.__getitem__, providers)))
+    tally = collections.Counter()
+    for (ident, memberships), trees in counted.items():
+        weight = weight_of[ident]
+        if weight is not None:
+            tally[weight, memberships] += trees
+    weights = None
+    if roots:
+        weights = {provider: weight for provider, weight in zip(
+            providers, map(weight_of.__getitem__, maps))
+            if weight is not None}
+    return tally, weights
+
+
+def _lone_weight(own, used, amounts):
+    """(n, limiting classes) of one provider with inventory map ``own``
+    and usage ``used`` for ``amounts``, or None if one does not fit."""
+    counts = {}
+    for rc, amount in amounts:
+        offer = own.get(rc)
+        if offer is None or amount not in offer.allowed:
+            return None
+        counts[rc] = (offer.capacity - (used.get(rc, 0) if used else 0)
+                      ) // amount
+    return _fewest([counts])
+
+
+def _fewest(counts):
+    """``(n, classes)`` of providers holding ``counts`` ({class: how many
+    instances it allows}, one per provider): the instances they hold
+    together, and the classes that alone allow the fewest."""
+    alone = collections.Counter()
+    n = 0
+    for each in counts:
+        n += min(each.values())
+        alone.update(each)
+    fewest = min(alone.values())
+    return n, tuple(sorted(rc for rc, count in alone.items()
+                           if count == fewest))
+
+
 def _kept_weights(ctx, index, request, found):
     """{anchor: (n, limiting classes)} of a query whose candidates at
     each anchor depend on that tree alone, from the memo: only the
@@ -180,19 +244,18 @@ def _weighed_trees(index, request, found, within, served):
     return weights
 
 
-def _sums(index, weights, fleet, per_anchor=None):
-    """``(total, {aggregate id: n}, {class id: roots})`` of the trees'
-    ``weights``; with a ``fleet`` (candidates offered at several
-    anchors), total and aggregates are packed from ``per_anchor``
-    afresh, else added up. Runs over every tree for every query (50
-    named flavors at 10,000 trees: half a million), so the trees are
-    counted in C."""
-    aggregates = index.aggregates
-    # Alike trees share one weight and one set of aggregates (both kept
-    # shared by the index and the weighing): count the pairs in C, then
-    # expand each distinct pair once.
-    tally = collections.Counter(zip(
-        weights.values(), map(aggregates.__getitem__, weights)))
+def _tally(index, weights):
+    """{((n, classes), aggregates of the tree): trees} of the trees'
+    ``weights``: alike trees share one weight and one set of aggregates
+    (both kept shared by the weighing and the index), so the pairs are
+    counted in C and each distinct one is expanded once."""
+    return collections.Counter(zip(
+        weights.values(), map(index.aggregates.__getitem__, weights)))
+
+
+def _sums(tally):
+    """``(total, {aggregate id: n}, {class id: roots})`` of a tally,
+    the trees' counts added up."""
     total = 0
     limited_by = collections.Counter()
     by_aggregate = collections.Counter()
@@ -202,11 +265,16 @@ def _sums(index, weights, fleet, per_anchor=None):
             limited_by[rc] += trees
         for aggregate in memberships:
             by_aggregate[aggregate] += n * trees
-    if fleet is None:
-        return total, dict(by_aggregate), limited_by
+    return total, dict(by_aggregate), limited_by
+
+
+def _packed(index, fleet, weights, per_anchor, limited_by):
+    """The sums when candidates are offered at several anchors (sharing
+    providers): total and aggregates packed afresh from ``per_anchor``,
+    each candidate once."""
     members = collections.defaultdict(list)
     for anchor in weights:
-        for aggregate in aggregates[anchor]:
+        for aggregate in index.aggregates[anchor]:
             members[aggregate].append(anchor)
     total = fleet.pack(_distinct(per_anchor.values()))
     by_aggregate = {
@@ -215,17 +283,15 @@ def _sums(index, weights, fleet, per_anchor=None):
     return total, by_aggregate, limited_by
 
 
-def _named(ctx, index, weights, summed, roots):
-    """The Fit, names for ids (``by_root`` left empty unless
-    ``roots``)."""
+def _named(ctx, index, weights, summed):
+    """The Fit, names for ids (``by_root`` empty without ``weights``)."""
     total, by_aggregate, limited_by = summed
     uuids = _aggregate_uuids(ctx, by_aggregate)
     names = index.class_names
     uuid = index.uuid
     return Fit(
         total=total,
-        by_root=({uuid[root]: n for root, (n, _) in weights.items()}
-                 if roots else {}),
+        by_root={uuid[root]: n for root, (n, _) in (weights or {}).items()},
         by_aggregate=dict(sorted(
             (uuids[agg], n) for agg, n in by_aggregate.items()
             if agg in uuids)),
@@ -332,16 +398,9 @@ class _Fleet:
         key = tuple(key)
         found = self._alone.get(key)
         if found is None:
-            alone = collections.Counter()
-            n = 0
-            for partial in partials:
-                counts = {rc: self.free((partial.providers[0], rc)) // amount
-                          for rc, amount in template}
-                n += min(counts.values())
-                alone.update(counts)
-            fewest = min(alone.values())
-            found = self._alone[key] = (n, tuple(sorted(
-                rc for rc, count in alone.items() if count == fewest)))
+            found = self._alone[key] = _fewest(
+                {rc: self.free((partial.providers[0], rc)) // amount
+                 for rc, amount in template} for partial in partials)
         return found
 
     def pack(self, candidates, only=None):

@@ -230,12 +230,9 @@ def lone_providers(index, request, found):
     amounts = tuple(ids.amounts.items())
     if matched is None:
         return frozenset(), amounts
-    required, forbidden = found.root_required, found.root_forbidden
-    if required or forbidden:
-        traits = index.traits
-        matched = {p for p in matched if required <= traits[p]
-                   and not forbidden & traits[p]}
-    return matched, amounts
+    # Each provider is its own root.
+    return _root_required(index, matched, found.root_required,
+                          found.root_forbidden), amounts
 
 
 def tree_by_tree(index, request, found):
@@ -933,12 +930,17 @@ def _pair_allowed(ids, aggregates, provider, anchor):
 
 def _anchors(index, space, required, forbidden):
     """Anchors common to all groups that satisfy ``root_required``."""
-    anchors = space.anchors()
+    return _root_required(index, space.anchors(), required, forbidden)
+
+
+def _root_required(index, roots, required, forbidden):
+    """Those of ``roots`` with every ``required`` trait and no
+    ``forbidden`` one (``root_required``), in order."""
     if not required and not forbidden:
-        return anchors
-    return [anchor for anchor in anchors
-            if required <= index.traits[anchor]
-            and not forbidden & index.traits[anchor]]
+        return roots
+    traits = index.traits
+    return [root for root in roots
+            if required <= traits[root] and not forbidden & traits[root]]
 
 
 def _cap(limit, max_candidates):

@@ -26,12 +26,14 @@ from placement.web import util
 @util.accept_json
 def get_fit(req):
     ctx = metrics_handlers.authorize(req, 'placement:capacity:read')
-    request = candidates.parse_request(req, microversion.MAX_VERSION)
+    conf = ctx.config.placement
+    request = candidates.parse_request(req, microversion.MAX_VERSION, conf)
     # Every partial of the fleet is built, then dropped: no collection
     # should scan them meanwhile (see util.collector_paused).
     with candidates.unknown_names_rejected(), util.collector_paused():
         try:
-            found = capacity_fit.fit(ctx, request)
+            found = capacity_fit.fit(
+                ctx, request, steps=conf.max_candidate_search_steps)
         except exception.FitTooComplex as exc:
             raise errors.BadRequest(str(exc), code=errors.QUERY_BAD_VALUE)
     return util.json_response(req, {'fit': {

@@ -91,4 +91,6 @@ def _flavor_fits(ctx, flavors, max_age):
     """``fit.flavor_fits``, with the collector paused while every
     flavor's partials are built and dropped (see util.collector_paused)."""
     with util.collector_paused():
-        return capacity_fit.flavor_fits(ctx, flavors, max_age)
+        return capacity_fit.flavor_fits(
+            ctx, flavors, max_age,
+            ctx.config.placement.max_candidate_search_steps)

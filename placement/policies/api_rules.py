@@ -169,7 +169,8 @@ DESCRIPTIONS = {
         'token-less requests from [metrics] trusted_networks need no '
         'rule.',
     'placement:capacity:read':
-        'Read the fleet capacity page (GET /capacity) with a token; '
+        'Read the fleet capacity page (GET /capacity) and how many more '
+        'instances of a request fit (GET /capacity/fit) with a token; '
         'token-less requests from [metrics] trusted_networks need no '
         'rule.',
 }

@@ -7,6 +7,7 @@ line stops the service) and, cached, by the pages.
 """
 
 import functools
+import typing
 
 from placement.handlers import claim
 from placement import microversion
@@ -16,11 +17,20 @@ from placement.web import errors
 def named(conf):
     """``[capacity] flavors`` as ``(name, candidates Request)`` pairs, in
     order; ValueError naming the line for a malformed one."""
-    return _parsed(tuple(conf.capacity.flavors))
+    return _parsed(tuple(conf.capacity.flavors), _Bounds(
+        conf.placement.max_request_groups, conf.placement.max_request_terms))
+
+
+class _Bounds(typing.NamedTuple):
+    """The ``[placement]`` bounds a query is parsed under (hashable,
+    for the cache; a config group is not)."""
+
+    max_request_groups: int
+    max_request_terms: int
 
 
 @functools.lru_cache(maxsize=8)
-def _parsed(lines):
+def _parsed(lines, bounds):
     flavors, names = [], set()
     for line in lines:
         name, sep, query = (part.strip() for part in line.partition('='))
@@ -30,7 +40,8 @@ def _parsed(lines):
         if name in names:
             raise ValueError('[capacity] flavors: %s is named twice' % name)
         try:
-            request = claim.parse_query(query, microversion.MAX_VERSION)
+            request = claim.parse_query(query, microversion.MAX_VERSION,
+                                        bounds)
         except errors.BadRequest as exc:
             raise ValueError('[capacity] flavors: %s: %s'
                              % (name, exc.detail))

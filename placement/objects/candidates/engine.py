@@ -190,7 +190,8 @@ def resolve(ctx, index, request):
 
 # -- every candidate, for callers that weigh them all -----------------------------
 
-def whole_space(index, request, found, within=None, served=None):
+def whole_space(index, request, found, within=None, served=None,
+                budget=None):
     """``(space, anchors, shares)`` of the Resolved ``found``: the search
     space over the whole index (or the trees ``within``) with every
     group's partials worked out, the anchors it has candidates at
@@ -198,10 +199,11 @@ def whole_space(index, request, found, within=None, served=None):
     several anchors (sharing providers); None when nothing can match.
     For callers that weigh every candidate (``fit``) rather
     than list some. Call with ``index.lock`` held, the index refreshed;
-    ``served``: ``served_roots``, if known."""
+    ``served``: ``served_roots``, if known; ``budget``: a
+    ``search.Budget`` (default unbounded)."""
     builder = _SpaceBuilder(index, request, found.names.sharing(),
                             _shared_classes(found.groups), within=within,
-                            served=served)
+                            served=served, budget=budget)
     for ids in found.groups:
         if not builder.add(ids):
             return None

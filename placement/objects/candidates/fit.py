@@ -73,10 +73,12 @@ class Fit:
 
 
 @db_api.reader
-def fit(ctx, request, roots=True):
+def fit(ctx, request, roots=True, steps=-1):
     """The Fit of ``request`` (an ``engine.Request``) on
-    the fleet as stored now (``by_root`` only if ``roots``); raises what
-    the candidates engine raises for unknown names, and
+    the fleet as stored now (``by_root`` only if ``roots``), building
+    candidates in at most ``steps`` search steps (``[placement]
+    max_candidate_search_steps``); raises what the candidates engine
+    raises for unknown names and too large searches, and
     FitTooComplex."""
     index = provider_index.of(ctx.db)
     with index.lock:
@@ -89,10 +91,12 @@ def fit(ctx, request, roots=True):
             tally, weights = _lone(index, *lone, roots=roots)
             summed = _sums(tally)
         elif engine.tree_by_tree(index, request, found):
-            weights = _kept_weights(ctx, index, request, found)
+            weights = _kept_weights(ctx, index, request, found,
+                                    search.Budget(steps))
             summed = _sums(_tally(index, weights))
         else:
-            built = engine.whole_space(index, request, found)
+            built = engine.whole_space(index, request, found,
+                                       budget=search.Budget(steps))
             if built is None:
                 return Fit()
             space, anchors, shares = built
@@ -116,7 +120,7 @@ class FlavorFit(typing.NamedTuple):
 _decoded = {}
 
 
-def flavor_fits(ctx, flavors, max_age):
+def flavor_fits(ctx, flavors, max_age, steps=-1):
     """[FlavorFit] of the named requests ``flavors`` (``(name,
     Request)`` pairs), worked out at most once per ``max_age`` seconds by
     the processes sharing metrics files. A request naming a class or
@@ -127,9 +131,10 @@ def flavor_fits(ctx, flavors, max_age):
         found = []
         for name, request in flavors:
             try:
-                counted = fit(ctx, request, roots=False)
+                counted = fit(ctx, request, roots=False, steps=steps)
             except (exception.ResourceClassNotFound,
-                    exception.TraitNotFound, exception.FitTooComplex) as exc:
+                    exception.TraitNotFound, exception.FitTooComplex,
+                    exception.CandidateSearchTooLarge) as exc:
                 LOG.warning('[capacity] flavors: %s not counted: %s',
                             name, exc)
                 continue
@@ -212,7 +217,7 @@ def _fewest(counts):
                            if count == fewest))
 
 
-def _kept_weights(ctx, index, request, found):
+def _kept_weights(ctx, index, request, found, budget):
     """{anchor: (n, limiting classes)} of a query whose candidates at
     each anchor depend on that tree alone, from the memo: only the
     trees changed since it was kept are weighed again."""
@@ -224,19 +229,19 @@ def _kept_weights(ctx, index, request, found):
     if kept is None:
         kept = candidate_memo.Kept(index.epoch, index.serial, served)
         kept.replace((), _weighed_trees(index, request, found, None,
-                                        served))
+                                        served, budget))
     elif changed:
         kept.replace(changed, _weighed_trees(
-            index, request, found, index.trees(changed), served))
+            index, request, found, index.trees(changed), served, budget))
     memo.keep(key, kept, index)
     return kept.by_anchor
 
 
-def _weighed_trees(index, request, found, within, served):
+def _weighed_trees(index, request, found, within, served, budget):
     """{anchor: (n, classes)} of the anchors within the trees ``within``
     (None: all); ``candidate_memo.Kept`` counts each as two."""
     built = engine.whole_space(index, request, found, within=within,
-                               served=served)
+                               served=served, budget=budget)
     if built is None:
         return {}
     space, anchors, _ = built

@@ -46,16 +46,14 @@ import sqlalchemy as sa
 import webob
 
 from benchmarks import allocation_candidates as bench
-from benchmarks import placement_http
+from benchmarks import inprocess
 from benchmarks import scale
 from placement import context
-from placement.db import api as db_api
-from placement.db import migration
-from placement import deploy
 from placement.objects.candidates import fit as capacity_fit
 from placement.objects import resource_class
 from placement.objects import trait
 from placement.tests import fixtures
+from placement.tests import placement_http
 from placement.web import capacity_flavors
 from placement.web import util
 
@@ -84,8 +82,9 @@ def flavors(count):
 # -- a cloud in a database ----------------------------------------------------
 
 def new_database(path):
-    db = db_api.Database('sqlite:///' + path)
-    migration.upgrade(db)
+    """A migrated SQLite database at ``path`` with the standard names
+    (the bulk loader needs their ids)."""
+    db = inprocess.database('sqlite:///' + path)
     ctx = context.AdminContext(db)
     resource_class.sync_standard(ctx)
     trait.sync_standard(ctx)
@@ -198,7 +197,7 @@ def bench_fit(args):
                 start = time.perf_counter()
                 targets = load('sqlite:///' + path, scenario, size)
                 loaded = time.perf_counter() - start
-                app = deploy.build_app(fixtures.new_conf(), db)
+                app = inprocess.application(db)
                 query = FLAT_FLAVOR if scenario == 'flat' else NESTED_FLAVOR
                 index_load, _ = get(app, '/capacity/fit?resources=VCPU:1')
                 name = '%s-%d' % (scenario, size)
@@ -230,9 +229,11 @@ def bench_metrics(args):
         targets = load('sqlite:///' + path, 'flat', args.providers)
         conf = fixtures.new_conf(capacity__flavors=lines,
                                  metrics__capacity_refresh_interval=3600)
-        app = deploy.build_app(conf, db)
-        plain = deploy.build_app(fixtures.new_conf(
-            metrics__capacity_refresh_interval=3600), db)
+        app = inprocess.application(
+            db, capacity__flavors=lines,
+            metrics__capacity_refresh_interval=3600)
+        plain = inprocess.application(
+            db, metrics__capacity_refresh_interval=3600)
         ctx = context.AdminContext(db, conf)
         requests = capacity_flavors.named(conf)
         get(app, '/capacity/fit?resources=VCPU:1')  # the index, loaded

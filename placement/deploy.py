@@ -31,7 +31,6 @@ from placement.middleware import profiler
 from placement.middleware import request_metrics
 from placement.middleware import requestlog
 from placement.middleware import trusted_network
-from placement.objects import fleet_totals
 from placement.objects import resource_class
 from placement.objects import trait
 from placement.observability import metrics
@@ -121,13 +120,6 @@ def prepare_database(conf, db):
     ctx = placement_context.AdminContext(db, conf)
     resource_class.sync_standard(ctx)
     trait.sync_standard(ctx)
-
-
-def over_capacity(conf, db):
-    """The inventories whose usage exceeds their capacity, for
-    ``placement-status upgrade check``."""
-    return fleet_totals.read(
-        placement_context.AdminContext(db, conf)).over_capacity()
 
 
 def build_app(conf, db):

@@ -363,7 +363,8 @@ def _success_schema(operation):
 
 def collect():
     """{(method, path): {'versions': [...], 'operation': latest,
-    'fields': {(in, location): [versions]}}} over every microversion."""
+    'fields': {(in, location, type): [versions]}, ...}} over every
+    microversion."""
     found = {}
     for version in VERSIONS:
         for path, methods in openapi.build(version)['paths'].items():
@@ -375,7 +376,11 @@ def collect():
                 entry['statuses'].update(
                     int(s) for s in operation['responses'])
                 entry['operation'] = operation
-                for key, (schema, required) in fields(operation).items():
+                for (where, location), (schema, required) in fields(
+                        operation).items():
+                    # A field whose type changed (allocations: a list
+                    # before 1.12, a dict after) is two parameters.
+                    key = (where, location, _type(schema))
                     entry['fields'].setdefault(key, []).append(version)
                     entry['schemas'][key] = (schema, required)
     return found
@@ -428,8 +433,8 @@ def tables(operations):
         request, response = [], []
         ordered = sorted(entry['fields'].items(), key=lambda item: (
             SECTION_ORDER.get(item[0][0], 3), item[0][0] == 'response'))
-        for (where, location), present in ordered:
-            schema, required = entry['schemas'][(where, location)]
+        for (where, location, kind), present in ordered:
+            schema, required = entry['schemas'][(where, location, kind)]
             value = parameter(path, where, location, schema, required,
                               present, entry['versions'])
             base = _base_key(where, location)

@@ -32,7 +32,9 @@ API_REF = os.path.join(ROOT, 'api-ref')
 sys.path.insert(0, ROOT)
 
 from placement import microversion  # noqa: E402
-from placement import openapi  # noqa: E402
+from placement.openapi import contract  # noqa: E402
+from placement.openapi import document  # noqa: E402
+from placement.web import route_table  # noqa: E402
 
 LATEST = microversion.MAX_VERSION
 VERSIONS = [microversion.Version.parse(v) for v, _ in microversion.VERSIONS]
@@ -344,7 +346,7 @@ def fields(operation):
             found[(parameter['in'], name)] = (schema, required)
     body = operation.get('requestBody')
     if body:
-        schema = body['content'].get(openapi.contract.JSON, {}).get('schema')
+        schema = body['content'].get(contract.JSON, {}).get('schema')
         for location, sub, required in _body_fields(schema):
             found[('body', location)] = (sub, required)
     for location, sub, required in _body_fields(_success_schema(operation)):
@@ -356,8 +358,8 @@ def _success_schema(operation):
     for status, response in sorted(operation['responses'].items()):
         if status < '300':
             content = response.get('content', {})
-            if openapi.contract.JSON in content:
-                return content[openapi.contract.JSON]['schema']
+            if contract.JSON in content:
+                return content[contract.JSON]['schema']
     return None
 
 
@@ -367,7 +369,7 @@ def collect():
     microversion."""
     found = {}
     for version in VERSIONS:
-        for path, methods in openapi.build(version)['paths'].items():
+        for path, methods in document.build(version, route_table.ROUTES)['paths'].items():
             for method, operation in methods.items():
                 entry = found.setdefault((method.upper(), path), {
                     'versions': [], 'fields': {}, 'schemas': {},
@@ -501,7 +503,7 @@ def render_inc(page, operations, rows, samples):
         first = entry['versions'][0]
         if first > VERSIONS[0]:
             out.append('New in version %s.\n' % (first,))
-        if operation.get(openapi.EXTENSION):
+        if operation.get(document.EXTENSION):
             out.append('An extension of this implementation, beside the '
                        'microversioned API.\n')
         good, bad = _statuses(entry['statuses'])

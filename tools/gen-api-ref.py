@@ -185,6 +185,9 @@ DESCRIPTIONS = {
     '/resource_classes/{name} name': 'The name of the resource class.',
     'usages': 'Amounts allocated, by resource class.',
     'usages.{resource_class}': 'The amount allocated of the class.',
+    '/usages usages': (
+        'Amounts allocated to the project, by resource class; from 1.38 '
+        'by consumer type first.'),
     '/usages usages.{consumer_type}': 'Usages of the consumers of a type.',
     'consumer_count': 'How many consumers these usages belong to.',
     'allocations': 'The allocations, by resource provider.',

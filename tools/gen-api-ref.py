@@ -372,7 +372,8 @@ def collect():
     microversion."""
     found = {}
     for version in VERSIONS:
-        for path, methods in document.build(version, route_table.ROUTES)['paths'].items():
+        paths = document.build(version, route_table.ROUTES)['paths']
+        for path, methods in paths.items():
             for method, operation in methods.items():
                 entry = found.setdefault((method.upper(), path), {
                     'versions': [], 'fields': {}, 'schemas': {},

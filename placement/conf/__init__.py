@@ -109,7 +109,7 @@ def cli_config_files():
 
 
 def web_service_config_files():
-    """The configuration files the web service reads (README.rst,
+    """The configuration files the web service reads (doc/source/install/index.rst,
     Configuration).
 
     ``OS_PLACEMENT_CONFIG_DIR`` names the single directory whose

@@ -50,7 +50,7 @@ def database_server():
         server.destroy()
 
 
-#: gunicorn's default worker, and the gevent worker the README offers
+#: gunicorn's default worker, and the gevent worker the installation guide offers
 #: (green database waits: placement.db.green).
 WORKER_ARGS = {'sync': (), 'gevent': ('--worker-class', 'gevent')}
 

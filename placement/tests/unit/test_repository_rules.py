@@ -32,7 +32,7 @@ CITATION = re.compile(r'[Ss]pec \d+|\u00a7|quir[k] Q\d+|\(Q\d+\)')
 #: What must not cite it: everything of ours but the test data directory
 #: trees it does not concern.
 CHECKED = ('placement', 'gabbits', 'tools', 'benchmarks', 'api-ref',
-           'releasenotes', 'README.rst', 'HACKING.rst')
+           'doc', 'releasenotes', 'README.rst', 'HACKING.rst')
 TEXT_SUFFIXES = ('.py', '.yaml', '.rst', '.sh', '.cfg', '.txt', '.mako')
 
 

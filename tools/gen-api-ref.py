@@ -279,7 +279,8 @@ ERROR_NAMES = {
     400: 'badRequest', 401: 'unauthorized', 403: 'forbidden',
     404: 'itemNotFound', 405: 'badMethod', 406: 'notAcceptable',
     409: 'conflict', 413: 'requestEntityTooLarge',
-    415: 'unsupportedMediaType', 503: 'serviceUnavailable'}
+    414: 'requestUriTooLong', 415: 'unsupportedMediaType',
+    503: 'serviceUnavailable'}
 
 
 def _type(schema):

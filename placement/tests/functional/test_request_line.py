@@ -1,9 +1,9 @@
 """The service bounds the request line itself (``[api] max_request_line``).
 
-The installation guide's gunicorn recipe lifts gunicorn's own limit, so a 414 in the
-usual JSON error format must come from the application, under gunicorn,
-the development server (wsgiref) and uwsgi alike; 300 granular groups
-stay well inside the default.
+The installation guide's gunicorn recipe lifts gunicorn's own limit, so a
+414 in the usual JSON error format must come from the application, under
+gunicorn, the development server (wsgiref) and uwsgi alike; 300 granular
+groups stay well inside the default.
 """
 
 import json

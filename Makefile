@@ -16,12 +16,25 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Parallel test processes (pytest-xdist); "auto" = one per CPU.
 JOBS ?= auto
+# What the test targets run: TESTS=placement/tests/unit narrows it.
+TESTS ?= placement/tests
 PYTEST = env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) -q $(PYTEST_ARGS)
+SPHINX = $(BIN)/sphinx-build -W --keep-going -q -b html
 
-.PHONY: run test test-latest test-sqlite test-postgresql test-mysql test-galera policy-gabbits docs venv clean bandit \
-	faults-galera faults-postgresql faults-mariadb
+# tox.ini runs these same targets in environments it has installed
+# itself with the release's upper constraints: it passes VENV={envdir}
+# INSTALL=no.
+INSTALL ?= yes
+ifeq ($(INSTALL),yes)
+READY := venv
+DOCS_READY := docs-venv
+endif
 
-$(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg $(CONSTRAINTS)
+.PHONY: run test test-latest test-sqlite test-postgresql test-mysql test-galera cover \
+	policy-gabbits lint docs api-ref releasenotes genconfig genpolicy \
+	venv docs-venv clean bandit faults-galera faults-postgresql faults-mariadb
+
+$(BIN)/.installed: requirements.txt test-requirements.txt lint-requirements.txt setup.cfg $(CONSTRAINTS)
 	PYTHON=$(PYTHON) sh tools/make-venv.sh $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q $(if $(CONSTRAINTS),-c $(CONSTRAINTS)) \
@@ -30,24 +43,32 @@ $(BIN)/.installed: requirements.txt test-requirements.txt setup.cfg $(CONSTRAINT
 
 venv: $(BIN)/.installed
 
-run: venv
+# The documentation tools, with the virtualenv's constraints if any.
+$(BIN)/.docs-installed: $(BIN)/.installed doc/requirements.txt
+	$(BIN)/pip install -q $(if $(CONSTRAINTS),-c $(CONSTRAINTS)) \
+	    -r doc/requirements.txt
+	touch $@
+
+docs-venv: $(BIN)/.docs-installed
+
+run: $(READY)
 	$(BIN)/placement-api --host $(HOST) --port $(PORT)
 
 test: test-sqlite test-postgresql test-mysql
 
-test-sqlite: venv
-	$(PYTEST) placement/tests
+test-sqlite: $(READY)
+	$(PYTEST) $(TESTS)
 
 # The SQLite pass on the newest releases of every dependency (no
 # constraints), in its own virtualenv.
 test-latest:
 	$(MAKE) test-sqlite VENV=$(VENV_LATEST) CONSTRAINTS=
 
-test-postgresql: venv
-	sh tools/with-postgresql.sh $(PYTEST) placement/tests
+test-postgresql: $(READY)
+	sh tools/with-postgresql.sh $(PYTEST) $(TESTS)
 
-test-mysql: venv
-	sh tools/with-mysql.sh $(PYTEST) placement/tests
+test-mysql: $(READY)
+	sh tools/with-mysql.sh $(PYTEST) $(TESTS)
 
 # Writes through API hosts on the three nodes of a throwaway MariaDB
 # Galera cluster (mariadb-server, galera-4, rsync), then a short fault
@@ -55,7 +76,7 @@ test-mysql: venv
 # test" (it needs three database servers); CI runs it after "make test".
 # The first took 1.5 minutes on an idle 2-core machine, 8 to 13 on a
 # busy one; the fault run about 3 on a busy one.
-test-galera: venv
+test-galera: $(READY)
 	sh tools/with-galera.sh env PYTHONPATH=$(CURDIR) $(BIN)/python -m pytest \
 	    -p no:cacheprovider -n 1 -q $(PYTEST_ARGS) \
 	    placement/tests/functional/test_writes_across_hosts.py
@@ -68,23 +89,49 @@ test-galera: venv
 # restarted and API workers killed, then the checker. FAULT_ARGS
 # overrides the counts and the time bound (seconds).
 FAULT_ARGS ?= --operations 10000 --faults-per-kind 50 --seconds 10800
-faults-galera faults-postgresql faults-mariadb: venv
+faults-galera faults-postgresql faults-mariadb: $(READY)
 	env PYTHONPATH=$(CURDIR) $(BIN)/python -m placement.tests.faults \
 	    --database $(@:faults-%=%) $(FAULT_ARGS)
 
 # The OpenStack security linter over the package (configuration and the
 # justification of each skipped check in pyproject.toml).
-bandit: venv
+bandit: $(READY)
 	$(BIN)/bandit -c pyproject.toml -r placement -q
 
 # Regenerate the policy walk gabbits after adding routes (see
 # placement/tests/functional/policy_walk.py).
-policy-gabbits: venv
+policy-gabbits: $(READY)
 	env PYTHONPATH=$(CURDIR) $(BIN)/python tools/gen-policy-gabbits.py
 
-# Render the API reference to build/api-ref (fails on any warning).
-docs: venv
-	$(BIN)/python tools/build-docs.py
+# The SQLite suite with a coverage report (terminal and cover/index.html).
+cover: $(READY)
+	$(PYTEST) --cov=placement --cov-report=term --cov-report=html:cover $(TESTS)
+
+# Lint: ruff, configured in pyproject.toml.
+lint: $(READY)
+	$(BIN)/ruff check .
+
+# The documentation site in doc/build/html: guides, configuration and
+# policy references, the API reference and the release notes. Warnings
+# are errors.
+docs: $(DOCS_READY)
+	$(SPHINX) doc/source doc/build/html
+
+# The API reference alone (api-ref/build/html).
+api-ref: $(DOCS_READY)
+	$(SPHINX) api-ref api-ref/build/html
+
+# The release notes alone (releasenotes/build/html).
+releasenotes: $(DOCS_READY)
+	$(SPHINX) releasenotes/source releasenotes/build/html
+
+# etc/placement/placement.conf.sample and policy.yaml.sample.
+genconfig: $(READY)
+	$(BIN)/oslo-config-generator --config-file etc/placement/config-generator.conf
+
+genpolicy: $(READY)
+	$(BIN)/oslopolicy-sample-generator --config-file etc/placement/policy-generator.conf
 
 clean:
-	rm -rf $(VENV) $(VENV_LATEST) placement.egg-info build .pytest_cache
+	rm -rf $(VENV) $(VENV_LATEST) placement.egg-info build .pytest_cache .tox cover \
+	    doc/build api-ref/build releasenotes/build

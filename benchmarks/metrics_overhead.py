@@ -10,8 +10,8 @@ on the same database, thousands of times, and the medians compared::
 ``--providers N`` adds N flat compute nodes (bulk inserts, as
 ``benchmarks.capacity_scrape`` loads them) and times a candidates query
 over them, the flat scenario of ``benchmarks.allocation_candidates``
-without its trait. It also prints what the middleware alone costs per request around an
-application that does nothing.
+without its trait. It also prints what the middleware alone costs per
+request around an application that does nothing.
 """
 
 import argparse

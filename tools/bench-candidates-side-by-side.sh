@@ -1,7 +1,7 @@
 #!/bin/sh
 # Benchmark GET /allocation_candidates on this checkout ("ours") and on
 # upstream OpenStack Placement 16.0.0 ("upstream") in the same run, so
-# that both see the same machine conditions (see README.rst, Benchmarks).
+# that both see the same machine conditions (see doc/source/contributor/benchmarks.rst).
 #
 #   tools/bench-candidates-side-by-side.sh [benchmark options]
 #   e.g. --scenario flat --providers 1000 --scenario wide --devices 8 \

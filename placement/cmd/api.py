@@ -6,7 +6,7 @@ configuration (a file given or found, or an ``OS_<GROUP>__<OPTION>``
 variable) turns those development defaults off, so a half-written
 production configuration gets the service defaults (keystone) rather
 than an open door. Production deployments run ``placement.wsgi.api``
-under gunicorn or uwsgi instead (see README).
+under gunicorn or uwsgi instead (see doc/source/install/index.rst).
 """
 
 import os

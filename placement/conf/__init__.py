@@ -110,8 +110,8 @@ def cli_config_files():
 
 
 def web_service_config_files():
-    """The configuration files the web service reads (README.rst,
-    Configuration).
+    """The configuration files the web service reads
+    (doc/source/install/index.rst, Configuration).
 
     ``OS_PLACEMENT_CONFIG_DIR`` names the single directory whose
     ``placement.conf`` is read; otherwise oslo.config's default search for

@@ -164,7 +164,8 @@ class Database:
             if not self.url.query.get('charset'):
                 self.url = self.url.update_query_dict({'charset': 'utf8mb4'})
         # On MySQL/MariaDB the pool's rollback of a returned connection
-        # is a round trip; connections.reset_on_return leaves out the needless ones.
+        # is a round trip; connections.reset_on_return leaves out the
+        # needless ones.
         self.marks_ended = self.dialect == 'mysql'
         if self.marks_ended:
             kwargs['pool_reset_on_return'] = None
@@ -429,9 +430,11 @@ def _final_error(exc, write):
     if write and failures.is_conflict(exc):
         LOG.warning('Giving up a transaction that kept losing conflicts '
                     'with others: %s', failures.describe_failure(exc))
-        return exception.TransactionConflict(reason=failures.describe_failure(exc))
+        return exception.TransactionConflict(
+            reason=failures.describe_failure(exc))
     if failures.is_unavailable(exc):
-        return exception.DatabaseUnavailable(reason=failures.describe_failure(exc))
+        return exception.DatabaseUnavailable(
+            reason=failures.describe_failure(exc))
     return None
 
 

@@ -191,10 +191,15 @@ _WHERE = {
     'gaps': lambda: sa.or_(_LOG.c.id > _HIGH, _LOG.c.id.in_(_GAPS)),
 }
 _LIMIT = {'after': BATCH}
-_LOWEST = (lambda: sa.select(sa.func.min(_LOG.c.id)).scalar_subquery())
+
+
+def _lowest_logged():
+    return sa.select(sa.func.min(_LOG.c.id)).scalar_subquery()
+
+
 #: The ``low`` bound each kind reads (see the module docstring).
 _LOW = {
-    'start': _LOWEST,
+    'start': _lowest_logged,
     'after': lambda: sa.select(sa.func.max(_LOG.c.id))
     .where(_LOG.c.id <= _FLOOR).scalar_subquery(),
 }

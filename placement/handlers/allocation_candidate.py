@@ -121,7 +121,7 @@ def unknown_names_rejected():
 
 
 # -- bounds on one query's work (behaviour-choices, 'Bounded candidates
-# queries') ---------------------------------------------------------------------
+# queries') ------------------------------------------------------------------
 
 def _too_large(count, what, option, limit):
     raise errors.BadRequest(

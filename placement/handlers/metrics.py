@@ -1,8 +1,9 @@
 """GET /metrics (Prometheus exposition) and GET /capacity (HTML page).
 
 Both read through policy like the API, except for token-less requests
-from ``[metrics] trusted_networks`` (``placement.middleware.trusted_network``), and
-both answer 404 when ``[metrics] enabled`` is False.
+from ``[metrics] trusted_networks``
+(``placement.middleware.trusted_network``), and both answer 404 when
+``[metrics] enabled`` is False.
 """
 
 from prometheus_client import exposition

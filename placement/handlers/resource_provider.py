@@ -94,10 +94,10 @@ def _serializer(req):
 
 
 def _rows_renderer(req):
-    """Listing rows (``provider_listing.render_providers``) straight to the JSON
-    the microversion shows: a chunk's providers as JSON text, comma
-    separated, without the brackets of a list. No provider objects: a
-    listing of a large cloud renders each row once and keeps only text.
+    """Listing rows (``provider_listing.render_providers``) straight to
+    the JSON the microversion shows: a chunk's providers as JSON text,
+    comma separated, without the brackets of a list. No provider objects:
+    a listing of a large cloud renders each row once and keeps only text.
     """
     render_links = _links_renderer(req)
     nested = util.version(req) >= microversion.NESTED_PROVIDERS

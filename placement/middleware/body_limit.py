@@ -53,9 +53,9 @@ def _declared_length(environ):
 class RequestLineLimit:
     """Answer request lines longer than ``limit`` bytes 414.
 
-    The README's gunicorn recipe lifts gunicorn's own limit (its largest
-    finite one is too small for long granular queries), so the service
-    bounds the line itself, under every WSGI server (see
+    The installation guide's gunicorn recipe lifts gunicorn's own limit
+    (its largest finite one is too small for long granular queries), so
+    the service bounds the line itself, under every WSGI server (see
     ``api-ref/behaviour-choices.rst``, 'Request line size limit'). Sits
     beside ``BodySizeLimit`` for the same headers and error format.
     """

@@ -129,8 +129,8 @@ class HealthCheck:
     """Answer ``/healthcheck``; pass everything else on.
 
     It sits inside the context builder, which lets tokenless requests for
-    this path through (see ``placement.middleware.auth``), and outside microversion
-    negotiation: the check is not versioned.
+    this path through (see ``placement.middleware.auth``), and outside
+    microversion negotiation: the check is not versioned.
     """
 
     def __init__(self, application, probe):

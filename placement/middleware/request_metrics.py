@@ -3,10 +3,10 @@
 It wraps the whole stack, so requests refused before they reach a
 handler (authentication, microversion, malformed headers) are counted
 too. Paths are reduced to the route template of the route table
-(``/resource_providers/{uuid}``) or the health check's path; a path matching no route is counted
-under ``unmatched`` and a method outside the five HTTP methods the API
-uses as ``other``, so the number of series stays bounded whatever
-clients send.
+(``/resource_providers/{uuid}``) or the health check's path; a path
+matching no route is counted under ``unmatched`` and a method outside the
+five HTTP methods the API uses as ``other``, so the number of series stays
+bounded whatever clients send.
 """
 
 import time

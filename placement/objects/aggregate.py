@@ -125,7 +125,8 @@ def _replace(ctx, provider, aggregate_ids, generation):
             raise exception.AggregateCreateConflict(detail=str(exc.orig))
     if generation is None:
         return current_generation
-    return provider_generation.increment_generation(ctx, provider.id, current_generation)
+    return provider_generation.increment_generation(
+        ctx, provider.id, current_generation)
 
 
 def set_provider_aggregates(ctx, provider, uuids, generation=None):

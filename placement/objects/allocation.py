@@ -268,7 +268,8 @@ def replace(ctx, writes, rp_ids=None):
                                       emptied_held)
         rp_ids = {uuid: rp for rp, (uuid, _generation) in locked.items()}
     else:
-        provider_generation.lock_and_bump(ctx, (), set(rp_ids.values()) | emptied_held)
+        provider_generation.lock_and_bump(
+            ctx, (), set(rp_ids.values()) | emptied_held)
     rc_ids = rc_obj.ids_by_name(ctx, _request_classes(writes))
     consumer_obj.bump_all(ctx, [write.consumer for write in touched])
     deleted = _delete_rows(ctx, [w.consumer.uuid for w in touched],

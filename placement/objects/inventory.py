@@ -183,7 +183,8 @@ def create(ctx, provider, resource_class, record, min_capacity):
             raise
         raise exception.InventoryExists(resource_class=resource_class,
                                         provider=provider.uuid)
-    return provider_generation.increment_generation(ctx, provider.id, generation)
+    return provider_generation.increment_generation(
+        ctx, provider.id, generation)
 
 
 @db_api.writer
@@ -280,7 +281,8 @@ def delete(ctx, provider, resource_class):
         _INV.c.resource_class_id == class_id))
     if result.rowcount != 1:
         raise exception.InventoryNotFound(resource_class=resource_class)
-    return provider_generation.increment_generation(ctx, provider.id, generation)
+    return provider_generation.increment_generation(
+        ctx, provider.id, generation)
 
 
 @db_api.writer

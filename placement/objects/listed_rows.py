@@ -2,14 +2,14 @@
 
 ``GET /resource_providers`` without filters, or with only those the
 provider index answers (``resources``, ``required``, ``member_of``),
-shows every provider or those the index found, in id order. Reading those rows from the database costs more
-than everything else such a listing does (a thousand providers: about a
-millisecond and a half on SQLite, most of it making Python strings).
-So each process keeps the listed row of every provider, and brings it
-up to date at the start of every listing from the change log
-(``placement.db.changes``), as the provider index does: the triggers log
-a provider whenever its row changes (a rename, a generation bump, a
-move in its tree) or is deleted, so a listing sees every write
+shows every provider or those the index found, in id order. Reading those
+rows from the database costs more than everything else such a listing does
+(a thousand providers: about a millisecond and a half on SQLite, most of
+it making Python strings). So each process keeps the listed row of every
+provider, and brings it up to date at the start of every listing from the
+change log (``placement.db.changes``), as the provider index does: the
+triggers log a provider whenever its row changes (a rename, a generation
+bump, a move in its tree) or is deleted, so a listing sees every write
 committed before it started, exactly as if it read the table.
 
 A refresh only notes the providers the log names as stale; a listing

@@ -14,7 +14,8 @@ from placement.objects import provider_generation
 def _reshape(ctx, inventories, requests):
     # Every provider's generation is checked under the lock, including
     # those given empty inventories, which skip the interim step.
-    locked = provider_generation.lock(ctx, [provider.id for provider, _, _ in inventories])
+    locked = provider_generation.lock(
+        ctx, [provider.id for provider, _, _ in inventories])
     for provider, _records, generation in inventories:
         if locked.get(provider.id) != generation:
             raise exception.ResourceProviderConcurrentUpdateDetected()

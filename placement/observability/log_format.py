@@ -5,15 +5,15 @@ was the largest part of its cost: per record it asks the request context
 for its logging values twice, builds a local time zone object and parses
 its format string again, and reads its format options from the
 configuration. ``ContextFormatter`` here is a subclass that writes
-exactly the same text (``placement/tests/unit/observability/test_log_format.py``
-compares the two on the options and records that change the output)
-while doing each of those once, reading the options once (none of them
-is mutable: a running service never changes them), and formatting a
-record's timestamps only once per second of log lines. ``setup`` runs
-oslo.log's own setup, so every logging option (``log_file``,
-``use_json``, ``debug``, ``log_config_append`` ...) keeps its meaning,
-and then swaps in the subclass wherever oslo.log's formatter itself was
-installed.
+exactly the same text
+(``placement/tests/unit/observability/test_log_format.py`` compares the
+two on the options and records that change the output) while doing each of
+those once, reading the options once (none of them is mutable: a running
+service never changes them), and formatting a record's timestamps only
+once per second of log lines. ``setup`` runs oslo.log's own setup, so
+every logging option (``log_file``, ``use_json``, ``debug``,
+``log_config_append`` ...) keeps its meaning, and then swaps in the
+subclass wherever oslo.log's formatter itself was installed.
 
 With ``log_file``, oslo.log writes through the standard library's
 ``WatchedFileHandler``, which looks the file up again (``stat``) before

@@ -1,10 +1,10 @@
 """What an operation reads and answers, declared beside its handler.
 
-``placement/openapi/document.py`` builds the OpenAPI document from the route table
-and these declarations. A declaration names the very schema constants
-the handler validates with (a schema, or ``((min_version, schema), ...)``
-choices that ``microversion.choose`` picks from, as the handler does), so
-the document cannot drift from the code.
+``placement/openapi/document.py`` builds the OpenAPI document from the
+route table and these declarations. A declaration names the very schema
+constants the handler validates with (a schema, or ``((min_version,
+schema), ...)`` choices that ``microversion.choose`` picks from, as the
+handler does), so the document cannot drift from the code.
 """
 
 import dataclasses
@@ -33,9 +33,10 @@ class Contract:
 
     ``responses`` maps a success status to its body: a JSON schema,
     versioned choices (``ABSENT`` where a version does not answer that
-    status), a ``Media`` or a list of them, or None (no body). ``errors`` lists the
-    statuses the operation itself answers with the error document, beyond
-    those every operation may answer (``openapi.COMMON_ERRORS``).
+    status), a ``Media`` or a list of them, or None (no body). ``errors``
+    lists the statuses the operation itself answers with the error
+    document, beyond those every operation may answer
+    (``openapi.COMMON_ERRORS``).
     """
     responses: dict
     query: typing.Any = None

@@ -1,10 +1,10 @@
 """The OpenAPI 3.1 document of one microversion, generated.
 
 Built from the route table (``placement.web.route_table.ROUTES``, plus the
-operations middleware serves) and the ``placement.openapi.contract`` declarations
-of the handlers serving that version: their query, body and response
-schemas, chosen per version exactly as the handlers choose them. Nothing
-here restates a schema; see api-ref/openapi.rst.
+operations middleware serves) and the ``placement.openapi.contract``
+declarations of the handlers serving that version: their query, body and
+response schemas, chosen per version exactly as the handlers choose them.
+Nothing here restates a schema; see api-ref/openapi.rst.
 """
 
 import http

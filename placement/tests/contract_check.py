@@ -126,7 +126,8 @@ def _declared(version):
     if found is None:
         found = _DECLARED[version] = {
             (path, method): declared
-            for path, method, _, declared in openapi.operations(version, route_table.ROUTES)}
+            for path, method, _, declared in openapi.operations(
+                version, route_table.ROUTES)}
     return found
 
 

@@ -71,7 +71,8 @@ class Dispatcher:
                 environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
                 environ.get(microversion.ENVIRON_KEY))
         except webob.exc.HTTPException as exc:
-            environ[version_middleware.ENVIRON_VARY] = getattr(exc, 'sets_vary', True)
+            environ[version_middleware.ENVIRON_VARY] = getattr(
+                exc, 'sets_vary', True)
             response = errors.render(
                 exc, environ, environ.get(requestlog.ENVIRON_REQUEST_ID),
                 environ.get(microversion.ENVIRON_KEY))

@@ -2,7 +2,7 @@
 
 gunicorn, uwsgi and mod_wsgi load ``application``; configuration comes
 from the web-service config search and ``OS_<GROUP>__<OPTION>``
-environment variables (README.rst, Configuration).
+environment variables (doc/source/install/index.rst, Configuration).
 """
 
 import gc

@@ -302,7 +302,7 @@ def _search(ctx, index, request, options, rng, rendering=None):
         _summaries, index, space.one_provider_per_tree))
 
 
-# -- candidates kept rendered between requests ----------------------------------
+# -- candidates kept rendered between requests --------------------------------
 
 #: Largest cloud (providers) whose candidates are all worked out to keep
 #: them when a request wants only some (a limit): beyond it, a capped

@@ -10,7 +10,7 @@ routes with::
     make policy-gabbits
 
 Who may do what is written down here from the documented defaults
-(README.rst, 'Authentication and policy'), independently of
+(doc/source/admin/index.rst, 'Authentication and policy'), independently of
 the policy code, so the walk checks the policy defaults rather than
 repeating them. Samples deliberately name missing objects or carry
 invalid bodies: policy runs before validation and lookups, so a denied

@@ -50,8 +50,8 @@ def database_server():
         server.destroy()
 
 
-#: gunicorn's default worker, and the gevent worker the README offers
-#: (green database waits: placement.db.green).
+#: gunicorn's default worker, and the gevent worker the installation
+#: guide offers (green database waits: placement.db.green).
 WORKER_ARGS = {'sync': (), 'gevent': ('--worker-class', 'gevent')}
 
 

@@ -96,9 +96,10 @@ def test_many_workers_share_one_database(tmp_path):
 
 
 def _readme_request_line_option():
-    """The ``--limit-request-line`` value of the README's gunicorn recipe."""
+    """The ``--limit-request-line`` value of the installation guide's
+    gunicorn recipe."""
     readme = os.path.join(os.path.dirname(__file__), '..', '..', '..',
-                          'README.rst')
+                          'doc', 'source', 'install', 'index.rst')
     with open(readme, encoding='utf-8') as f:
         found = re.findall(r'gunicorn [^\n]*--limit-request-line (\d+)',
                            f.read())
@@ -147,7 +148,8 @@ def test_readme_request_line_limit_fits_300_granular_groups(tmp_path):
                         gunicorn_args=option) as server:
         status, body = _status_of_get(server, path)
     if _gunicorn_major() < 26:
-        # As README.rst says: earlier gunicorn reads 0 as 8,190 bytes.
+        # As the installation guide says: earlier gunicorn reads 0 as
+        # 8,190 bytes.
         assert status == 400, body[:300]
         return
     assert status == 200, body[:300]

@@ -1,9 +1,9 @@
 """The service bounds the request line itself (``[api] max_request_line``).
 
-The README's gunicorn recipe lifts gunicorn's own limit, so a 414 in the
-usual JSON error format must come from the application, under gunicorn,
-the development server (wsgiref) and uwsgi alike; 300 granular groups
-stay well inside the default.
+The installation guide's gunicorn recipe lifts gunicorn's own limit, so a
+414 in the usual JSON error format must come from the application, under
+gunicorn, the development server (wsgiref) and uwsgi alike; 300 granular
+groups stay well inside the default.
 """
 
 import json
@@ -34,7 +34,7 @@ def _granular_query(groups):
 #: Beyond the default bound, within the 64 KiB of wsgiref and uwsgi's
 #: --buffer-size (which would otherwise answer first).
 TOO_LONG = '/allocation_candidates?' + _granular_query(700)
-#: The README's example: 300 granular groups.
+#: The installation guide's example: 300 granular groups.
 GRANULAR_300 = '/allocation_candidates?' + _granular_query(300)
 
 
@@ -98,9 +98,9 @@ def _status_and_body(port, path):
 
 def test_gunicorn_with_the_readme_option_answers_414(tmp_path):
     if test_gunicorn._gunicorn_major() < 26:
-        # README.rst: earlier gunicorn reads 0 as 8,190 bytes and refuses
-        # longer lines itself (test_gunicorn checks that); the newest
-        # releases' pass (make test-latest) runs this.
+        # The installation guide: earlier gunicorn reads 0 as 8,190
+        # bytes and refuses longer lines itself (test_gunicorn checks
+        # that); the newest releases' pass (make test-latest) runs this.
         pytest.skip('gunicorn < 26 cannot lift its request-line limit')
     option = ['--limit-request-line',
               test_gunicorn._readme_request_line_option()]
@@ -166,7 +166,7 @@ def test_uwsgi_answers_414(tmp_path):
     if uwsgi is None:
         pytest.skip('uwsgi is not installed')
     port = gunicorn_server.free_port()
-    # The README's uwsgi recipe.
+    # The installation guide's uwsgi recipe.
     _served_bound([uwsgi, '--http-socket', '127.0.0.1:%d' % port,
                    '--processes', '1', '--master', '--die-on-term',
                    '--enable-threads', '--buffer-size', '65535',

@@ -227,8 +227,9 @@ def test_a_write_racing_a_concurrent_writer(upstream_venv, tmp_path):  # noqa: F
     last unit and commits while a write is under way. Ours waits for the
     provider lock and refuses (409); upstream 16.0.0 reads usage before
     any lock and accepts (204), going over capacity, against any
-    concurrent writer, its own workers included (see README, 'Moving
-    from upstream Placement, and back')."""
+    concurrent writer, its own workers included (see
+    doc/source/admin/index.rst, 'Moving from upstream Placement, and
+    back')."""
     if fixtures.backend_name() != 'postgresql':
         pytest.skip('the lock probe reads PostgreSQL pg_locks')
     workdir = tmp_path / 'outside-checkout'

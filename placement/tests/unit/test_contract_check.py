@@ -6,7 +6,6 @@ import pytest
 import webob
 
 from placement import microversion
-from placement.openapi import document as openapi
 from placement.tests import contract_check
 
 _LATEST = {'openstack-api-version': 'placement 1.39',

@@ -32,7 +32,7 @@ CITATION = re.compile(r'[Ss]pec \d+|\u00a7|quir[k] Q\d+|\(Q\d+\)')
 #: What must not cite it: everything of ours but the test data directory
 #: trees it does not concern.
 CHECKED = ('placement', 'gabbits', 'tools', 'benchmarks', 'api-ref',
-           'releasenotes', 'README.rst', 'HACKING.rst')
+           'doc', 'releasenotes', 'README.rst', 'HACKING.rst')
 TEXT_SUFFIXES = ('.py', '.yaml', '.rst', '.sh', '.cfg', '.txt', '.mako')
 
 
@@ -75,7 +75,8 @@ def test_forbidden_import_is_detected(tmp_path):
     path = tmp_path / 'widget.py'
     path.write_text('from placement import errors\nimport sqlalchemy as sa\n')
     names = list(imported_modules(str(path)))
-    assert _breaks('placement.web.errors', FORBIDDEN_IMPORTS['placement/objects'])
+    assert _breaks('placement.web.errors',
+                   FORBIDDEN_IMPORTS['placement/objects'])
     assert any(_breaks(n, FORBIDDEN_IMPORTS['placement/handlers'])
                for n in names)
 
@@ -299,6 +300,7 @@ def test_an_import_cycle_is_found(tmp_path):
         'from placement.web import dispatch\n')
     (package / 'web' / 'dispatch.py').write_text(
         'def serve():\n    from placement.web import route_table\n')
-    (package / 'alone.py').write_text('from placement.web import route_table\n')
+    (package / 'alone.py').write_text(
+        'from placement.web import route_table\n')
     assert cycles(import_graph(str(tmp_path))) == [
         ['placement.web.dispatch', 'placement.web.route_table']]

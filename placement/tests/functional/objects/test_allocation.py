@@ -97,7 +97,8 @@ def test_a_new_consumer_is_created_as_written(ctx, provider):
         1, 'proj', 'user')
     # An existing consumer is still compared and set.
     sent = fixtures.statements_sent(ctx, alloc_obj.write, ctx, [_request(
-        consumer, {provider.uuid: {'VCPU': 2}}, generation=1)], 0, prepared_too=True)
+        consumer, {provider.uuid: {'VCPU': 2}}, generation=1)], 0,
+        prepared_too=True)
     assert len([s for s in sent if s.startswith('UPDATE consumers')]) == 1
     assert _generation(ctx, consumer) == 2
 
@@ -378,7 +379,8 @@ def test_provider_generations_bumped_in_one_statement(ctx, provider):
               for rp in (provider, other)}
     sent = fixtures.statements_sent(
         ctx, alloc_obj.write, ctx, [_request(consumer, {
-            provider.uuid: {'VCPU': 1}, other.uuid: {'VCPU': 1}})], 0, prepared_too=True)
+            provider.uuid: {'VCPU': 1}, other.uuid: {'VCPU': 1}})], 0,
+        prepared_too=True)
     bumps = [s for s in sent if s.startswith('UPDATE resource_providers')]
     assert len(bumps) == 1, sent
     assert {rp.uuid: rp_obj.get_by_uuid(ctx, rp.uuid).generation

@@ -71,7 +71,8 @@ def test_a_provider_given_an_older_id_is_listed_in_id_order(ctx):
     first, second = (rp_obj.create(ctx, str(uuid.uuid4()), name)
                      for name in ('first', 'second'))
     rp_obj.destroy(ctx, first.uuid)
-    assert [row.name for row in provider_listing.list_providers(ctx)] == ['second']
+    assert [row.name for row in provider_listing.list_providers(ctx)] == [
+        'second']
     _sql(ctx, sa.insert(_RP).values(
         id=first.id, uuid=str(uuid.uuid4()), name='again', generation=0,
         root_provider_id=first.id))

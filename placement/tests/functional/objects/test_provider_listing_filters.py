@@ -156,14 +156,16 @@ def test_unknown_aggregates_answer_before_classes_are_looked_up(ctx):
     aggregate_obj.set_provider_aggregates(ctx, _new(ctx, 'in'), [agg])
     known = params.parse_member_of([agg], (1, 39))
     with pytest.raises(exception.ResourceClassNotFound):
-        provider_listing.list_providers(ctx, member_of=known, resources={'NOPE': 1})
+        provider_listing.list_providers(ctx, member_of=known,
+                                        resources={'NOPE': 1})
 
 
 def test_traits_are_looked_up_before_aggregates(ctx):
     required = params.parse_required(['!CUSTOM_NOPE'], (1, 39))
     member_of = params.parse_member_of([str(uuid.uuid4())], (1, 39))
     with pytest.raises(exception.TraitNotFound) as caught:
-        provider_listing.list_providers(ctx, required=required, member_of=member_of)
+        provider_listing.list_providers(ctx, required=required,
+                                        member_of=member_of)
     assert str(caught.value) == 'No such trait(s): CUSTOM_NOPE.'
 
 
@@ -322,7 +324,7 @@ def test_concurrent_writers_share_new_aggregates(ctx):
             tables.resource_provider_aggregates)).scalar() == 12
 
 
-# -- filters against the tables, with hand-SQL writes between listings ----------
+# -- filters against the tables, with hand-SQL writes between listings --------
 
 _TRAITS = ['CUSTOM_T%d' % i for i in range(4)]
 

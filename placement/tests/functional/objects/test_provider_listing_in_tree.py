@@ -37,7 +37,8 @@ def test_any_member_names_its_whole_tree_and_only_it(ctx):
 
 def test_an_unknown_member_names_nothing(ctx):
     _new(ctx, 'root')
-    assert provider_listing.list_providers(ctx, in_tree=str(uuid.uuid4())) == []
+    assert provider_listing.list_providers(
+        ctx, in_tree=str(uuid.uuid4())) == []
 
 
 def test_other_filters_still_apply(ctx):

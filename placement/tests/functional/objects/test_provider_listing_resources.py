@@ -82,7 +82,8 @@ def test_index_answer_matches_sql_on_random_clouds(ctx, seed):
     for _ in range(40):
         resources = {name: rng.randint(1, 40)
                      for name in rng.sample(CLASSES, rng.randint(1, 3))}
-        got = [p.id for p in provider_listing.list_providers(ctx, resources=resources)]
+        got = [p.id for p in provider_listing.list_providers(
+            ctx, resources=resources)]
         assert got == _sql_answer(ctx, class_ids, resources), resources
 
 
@@ -94,7 +95,8 @@ def test_many_fitting_providers_are_filtered_after_reading(ctx, monkeypatch):
     expected = _sql_answer(ctx, class_ids, resources)
     assert len(expected) > 3
     monkeypatch.setattr(provider_listing, '_MAX_IDS_IN_QUERY', 3)
-    got = [p.id for p in provider_listing.list_providers(ctx, resources=resources)]
+    got = [p.id for p in provider_listing.list_providers(
+        ctx, resources=resources)]
     assert got == expected
 
 
@@ -120,8 +122,8 @@ def test_writes_after_a_listing_are_seen(ctx):
 
 def test_unknown_class_is_reported_in_request_order(ctx):
     with pytest.raises(exception.ResourceClassNotFound) as caught:
-        provider_listing.list_providers(ctx, resources={'VCPU': 1, 'CUSTOM_NOPE': 1,
-                                              'CUSTOM_ALSO_NOPE': 1})
+        provider_listing.list_providers(ctx, resources={
+            'VCPU': 1, 'CUSTOM_NOPE': 1, 'CUSTOM_ALSO_NOPE': 1})
     assert 'CUSTOM_NOPE' in str(caught.value)
     assert 'ALSO' not in str(caught.value)
 
@@ -131,7 +133,8 @@ def test_class_created_after_the_index_loaded_is_found(ctx):
     with pytest.raises(exception.ResourceClassNotFound):
         provider_listing.list_providers(ctx, resources={'CUSTOM_LATE': 1})
     rc_obj.create(ctx, 'CUSTOM_LATE')
-    assert provider_listing.list_providers(ctx, resources={'CUSTOM_LATE': 1}) == []
+    assert provider_listing.list_providers(
+        ctx, resources={'CUSTOM_LATE': 1}) == []
 
 
 def _shown(provider):
@@ -152,7 +155,8 @@ def test_part_of_a_tree_names_its_parents_and_roots(ctx, monkeypatch,
     everything = {p.id: p for p in provider_listing.list_providers(ctx)}
     assert len(everything) == 50
     for resources in ({'VCPU': 1}, {'DISK_GB': 2}, {'MEMORY_MB': 1}):
-        for listed in provider_listing.list_providers(ctx, resources=resources):
+        for listed in provider_listing.list_providers(
+                ctx, resources=resources):
             assert listed == everything[listed.id]
     for provider in everything.values():
         assert provider[:6] == _shown(rp_obj.get_by_uuid(ctx, provider.uuid))

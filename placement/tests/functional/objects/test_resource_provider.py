@@ -41,7 +41,8 @@ def test_generation_compare_and_set(ctx):
 
     @db_api.writer
     def bump(ctx, expected):
-        return provider_generation.increment_generation(ctx, provider.id, expected)
+        return provider_generation.increment_generation(
+            ctx, provider.id, expected)
 
     assert bump(ctx, 0) == 1
     with pytest.raises(exception.ResourceProviderConcurrentUpdateDetected):

@@ -5,10 +5,10 @@ from placement.objects import fleet_totals
 from placement.observability import fleet_page
 from placement.tests import fixtures
 # The fleet fixture: three providers, one tree, one aggregate.
-from placement.tests.functional.objects.test_fleet_totals import fleet  # noqa
+from placement.tests.functional.objects.test_fleet_totals import fleet  # noqa: F401
 
 
-def test_page_plots_and_escapes(fleet):
+def test_page_plots_and_escapes(fleet):  # noqa: F811
     page = fleet_page.render(fleet_totals.read(context.AdminContext(
         fleet.db)))
     assert page.count('<svg class="plot"') == 4

@@ -87,7 +87,8 @@ def test_requests_are_counted_by_their_labels():
             start_response('204 No Content', [])
         return []
 
-    middleware = request_metrics.RequestMetrics(app, recorded, route_table.ROUTES)
+    middleware = request_metrics.RequestMetrics(
+        app, recorded, route_table.ROUTES)
     for method, path, version in [
             ('GET', '/traits', microversion.Version(1, 39)),
             ('GET', '/traits', microversion.Version(1, 39)),

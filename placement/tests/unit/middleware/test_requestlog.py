@@ -1,4 +1,5 @@
-"""placement.middleware.requestlog: request ids as uuid.uuid4() would write them."""
+"""placement.middleware.requestlog: request ids as uuid.uuid4() would
+write them."""
 
 import random
 import uuid

@@ -1,4 +1,5 @@
-"""placement.observability.log_format: the same text as oslo.log's ContextFormatter, and
+"""placement.observability.log_format: the same text as oslo.log's
+ContextFormatter, and
 every oslo.log setting still in force after ``setup``."""
 
 import copy

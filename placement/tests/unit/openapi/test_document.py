@@ -38,7 +38,8 @@ def test_every_routed_handler_declares_a_contract():
 @pytest.mark.parametrize('version', VERSIONS, ids=str)
 def test_operations_are_those_the_dispatcher_serves(version):
     listed = {(path, method.upper())
-              for path, item in contract_check.service_document(version)['paths'].items()
+              for path, item in contract_check.service_document(
+                  version)['paths'].items()
               for method in item}
     served = set()
     for path, methods in route_table.ROUTES.items():

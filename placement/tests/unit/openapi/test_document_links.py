@@ -19,7 +19,8 @@ def _operations(document):
 
 @pytest.mark.parametrize('minor', range(0, 40))
 def test_every_link_names_an_operation_and_its_path_parameter(minor):
-    document = openapi.build(microversion.Version.parse('1.%d' % minor), route_table.ROUTES)
+    document = openapi.build(microversion.Version.parse('1.%d' % minor),
+                             route_table.ROUTES)
     operations = _operations(document)
     for path, methods in document['paths'].items():
         for operation in methods.values():
@@ -45,7 +46,8 @@ def test_a_created_provider_leads_to_every_operation_on_it():
 
 def test_no_link_from_a_status_the_version_does_not_answer():
     # Before 1.20 creating a provider answers 201 without a body.
-    document = openapi.build(microversion.Version.parse('1.19'), route_table.ROUTES)
+    document = openapi.build(microversion.Version.parse('1.19'),
+                             route_table.ROUTES)
     responses = document['paths']['/resource_providers']['post'][
         'responses']
     assert '200' not in responses

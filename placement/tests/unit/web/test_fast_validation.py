@@ -94,7 +94,8 @@ def _valid_ish(schema, rng, depth=0):
         return rng.choice(matching or _STRINGS)
     if kind in ('integer', 'number'):
         fitting = [n for n in (1, 2, 7, 2 ** 31)
-                   if schema.get('minimum', n) <= n <= schema.get('maximum', n)]
+                   if schema.get('minimum', n) <= n
+                   <= schema.get('maximum', n)]
         return rng.choice(fitting or [1])
     if kind == 'boolean':
         return rng.choice([True, False])

@@ -186,7 +186,7 @@ def scratch():
         shutil.rmtree(directory, ignore_errors=True)
 
 
-# -- the three benchmarks -------------------------------------------------------
+# -- the three benchmarks -----------------------------------------------------
 
 def bench_fit(args):
     for size in args.sizes:

@@ -62,6 +62,7 @@ PAGES = {
     '/openapi.json': 'openapi',
     '/metrics': 'metrics',
     '/capacity': 'metrics',
+    '/capacity/fit': 'capacity-fit',
 }
 
 #: The name shown for a key matched by pattern, by the pattern (or, for
@@ -86,6 +87,28 @@ GROUP_KEY = re.compile(r'^\^(\w+)\(.*\)\?\$$')
 #: matching suffix wins (``a.b.c`` is looked up as ``a.b.c``, ``b.c``,
 #: ``c``), under the operation's path first, then anywhere.
 DESCRIPTIONS = {
+    # GET /capacity/fit (api-ref/capacity-fit.rst).
+    '/capacity/fit body:fit': (
+        'How many more instances of the request fit, given current '
+        'usage.'),
+    '/capacity/fit body:fit.total': (
+        'The largest number of further instances the whole fleet holds '
+        'at once (a sharing provider counted once).'),
+    '/capacity/fit body:fit.by_root': (
+        'Per tree that holds at least one, by its root provider uuid.'),
+    '/capacity/fit body:fit.by_root.{key}': (
+        'The largest number of further instances this tree holds at '
+        'once.'),
+    '/capacity/fit body:fit.by_aggregate': (
+        'Per aggregate, by its uuid: the instances the trees of its '
+        'member roots hold together.'),
+    '/capacity/fit body:fit.by_aggregate.{key}': (
+        'The instances the trees of this aggregate hold at once.'),
+    '/capacity/fit body:fit.limited_by': (
+        'Per resource class: in how many trees it is the first to run '
+        'out.'),
+    '/capacity/fit body:fit.limited_by.{key}': (
+        'The number of trees this class limits.'),
     # Headers and paths.
     'OpenStack-API-Version': (
         'The microversion, ``placement X.Y`` or ``placement latest``; '

@@ -188,7 +188,7 @@ def resolve(ctx, index, request):
     return Resolved(names, resolved, root_required, root_forbidden)
 
 
-# -- every candidate, for callers that weigh them all -----------------------------
+# -- every candidate, for callers that weigh them all -------------------------
 
 def whole_space(index, request, found, within=None, served=None,
                 budget=None):

@@ -104,7 +104,7 @@ def _ok(resp):
     return resp.json
 
 
-def _providers(app):
+def _providers(app):  # noqa: F811 (the fixture's name)
     for name, rp in (('good', GOOD), ('bad', BAD)):
         assert call(app, 'POST', '/resource_providers',
                     {'name': name, 'uuid': rp}).status_int == 200
@@ -124,7 +124,8 @@ def _counted(kind):
 
 
 @pytest.mark.parametrize('name', sorted(KINDS))
-def test_a_bad_row_hurts_only_itself(app, name, caplog, tmp_path, capsys):
+def test_a_bad_row_hurts_only_itself(app, name, caplog, tmp_path,  # noqa: F811
+                                     capsys):
     backends, write, kind, resource_class = KINDS[name]
     if backends and fixtures.backend_name() not in backends:
         pytest.skip('%s cannot store it' % fixtures.backend_name())

@@ -37,7 +37,7 @@ SRIOV = 'HW_NIC_SRIOV'
 SHARES = 'MISC_SHARES_VIA_AGGREGATE'
 
 
-# -- random fleets --------------------------------------------------------------
+# -- random fleets ------------------------------------------------------------
 
 class Provider:
     def __init__(self, fleet, name, parent=None):
@@ -182,7 +182,7 @@ class Fleet:
                 for rc, record in p.inventories.items()}
 
 
-# -- writing a fleet with bulk SQL ------------------------------------------------
+# -- writing a fleet with bulk SQL --------------------------------------------
 
 def write(db, fleet):
     now = db_api.utcnow()
@@ -257,7 +257,7 @@ def empty(db):
         conn.execute(sa.delete(rps))
 
 
-# -- brute force --------------------------------------------------------------------
+# -- brute force --------------------------------------------------------------
 
 def most(candidates, free):
     """The largest multiset of ``candidates`` (tuples of ((provider,
@@ -348,7 +348,7 @@ def allocate(app, candidate):
     return resp
 
 
-# -- the test -------------------------------------------------------------------------
+# -- the test -----------------------------------------------------------------
 
 def _ids():
     n = 1

@@ -32,8 +32,6 @@ import subprocess
 import tempfile
 import time
 
-import pymysql
-
 from placement.tests import child_process
 from placement.tests import database_servers
 from placement.tests.faults import stream
@@ -238,6 +236,9 @@ class GaleraNode:
         connection: a non-primary node refuses the queries an SQLAlchemy
         engine sends when it connects (``1047 WSREP has not yet
         prepared node``), only SHOW and SET run there."""
+        # Imported here, as in the other Galera methods: the installed
+        # package (without the mysql extra) imports this module too.
+        import pymysql
         conn = pymysql.connect(host='127.0.0.1', port=self.ports[0],
                                user='root', connect_timeout=3,
                                read_timeout=10, write_timeout=10,
@@ -254,6 +255,7 @@ class GaleraNode:
         return row and row[1]
 
     def wait_synced(self, timeout=180):
+        import pymysql
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -350,6 +352,7 @@ class Galera(_Topology):
         return 'node %d paused %.1f s' % (node.number, seconds)
 
     def _isolate(self, rng):
+        import pymysql
         node = self._target(rng)
         seconds = rng.uniform(6, 12)
         node.set_isolated(True)

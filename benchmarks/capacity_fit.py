@@ -49,13 +49,13 @@ from benchmarks import allocation_candidates as bench
 from benchmarks import inprocess
 from benchmarks import scale
 from placement import context
-from placement.objects.candidates import fit as capacity_fit
 from placement.objects import resource_class
 from placement.objects import trait
+from placement.objects.candidates import fit as capacity_fit
 from placement.tests import fixtures
 from placement.tests import placement_http
 from placement.web import capacity_flavors
-from placement.web import util
+from placement.web import responses
 
 FLAT_FLAVOR = ('resources=VCPU:2,MEMORY_MB:4096,DISK_GB:40'
                '&required=!COMPUTE_STATUS_DISABLED')
@@ -240,7 +240,7 @@ def bench_metrics(args):
         name = 'flat-%d, %d flavors' % (args.providers, len(requests))
         start = time.perf_counter()
         # As GET /metrics runs it: the collector paused.
-        with util.collector_paused():
+        with responses.collector_paused():
             fits = capacity_fit.flavor_fits(ctx, requests, 0)
         report(name + ': fit part, first in process',
                [time.perf_counter() - start],
@@ -251,7 +251,7 @@ def bench_metrics(args):
             for _ in range(args.writes):
                 write(app, *rng.choice(targets))
             start = time.perf_counter()
-            with util.collector_paused():
+            with responses.collector_paused():
                 capacity_fit.flavor_fits(ctx, requests, 0)
             times.append(time.perf_counter() - start)
         report(name + ': fit part, %d writes between' % args.writes, times)

@@ -80,8 +80,9 @@ MIN_VERSION = Version.parse(VERSIONS[0][0])
 MAX_VERSION = Version.parse(VERSIONS[-1][0])
 
 # Thresholds: the first version with a behaviour, named once here and
-# compared with ``util.version(req) >= NAME`` wherever the behaviour is
-# decided (routes that appear at a version are ``@serves`` instead).
+# compared with ``negotiation.version(req) >= NAME`` wherever the
+# behaviour is decided (routes that appear at a version are ``@serves``
+# instead).
 
 #: Providers' aggregates.
 AGGREGATES = Version(1, 1)

@@ -3,13 +3,15 @@
 import functools
 
 from placement import exception
-from placement.handlers import resource_provider as rp_handler
 from placement import microversion
+from placement.handlers import resource_provider as rp_handler
 from placement.objects import aggregate as aggregate_obj
 from placement.openapi import contract
 from placement.schemas import aggregate as schema
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
+from placement.web import validation
 
 PUT_SCHEMAS = (('1.1', schema.PUT_V1_1), ('1.19', schema.PUT_V1_19))
 
@@ -23,7 +25,7 @@ def _serves_from_1_1(handler):
     """
     @functools.wraps(handler)
     def wrapper(req):
-        if util.version(req) < microversion.AGGREGATES:
+        if negotiation.version(req) < microversion.AGGREGATES:
             raise errors.NotFound()
         return handler(req)
     return wrapper
@@ -31,17 +33,17 @@ def _serves_from_1_1(handler):
 
 def _response(req, aggregates, generation):
     data = {'aggregates': aggregates}
-    if util.version(req) >= microversion.AGGREGATES_GENERATION:
+    if negotiation.version(req) >= microversion.AGGREGATES_GENERATION:
         data['resource_provider_generation'] = generation
-    return util.json_response(req, data, last_modified=util.now())
+    return responses.json_response(req, data, last_modified=responses.now())
 
 
 @contract.describe(
     {200: schema.AGGREGATES}, since='1.1')
-@util.accept_json
+@negotiation.accept_json
 @_serves_from_1_1
 def get_aggregates(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:aggregates:list')
     try:
         generation, aggregates = aggregate_obj.get_provider_aggregates(
@@ -54,14 +56,14 @@ def get_aggregates(req):
 @contract.describe(
     {200: schema.AGGREGATES}, body=PUT_SCHEMAS, errors=(409,),
     since='1.1')
-@util.require_json_content
+@negotiation.require_json_content
 @_serves_from_1_1
 def set_aggregates(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:aggregates:update')
-    version = util.version(req)
+    version = negotiation.version(req)
     provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
-    data = util.json_body(req, microversion.choose(version, PUT_SCHEMAS))
+    data = validation.json_body(req, microversion.choose(version, PUT_SCHEMAS))
     if version >= microversion.AGGREGATES_GENERATION:
         aggregates = data['aggregates']
         generation = data['resource_provider_generation']

@@ -8,7 +8,9 @@ from placement.objects import resource_provider as rp_obj
 from placement.openapi import contract
 from placement.schemas import allocation as schema
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
+from placement.web import validation
 
 LIST_SCHEMAS = (('1.0', schema.PUT_V1_0), ('1.8', schema.PUT_V1_8))
 DICT_SCHEMAS = (('1.12', schema.PUT_V1_12), ('1.28', schema.PUT_V1_28),
@@ -61,7 +63,7 @@ def provider_missing(exc):
 
 
 def _write(req, bodies, unknown_class_prefix):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     try:
         alloc_obj.write(
             ctx, consumer_requests(ctx.config, bodies),
@@ -78,24 +80,24 @@ def _write(req, bodies, unknown_class_prefix):
             exception.ConsumerGenerationConflict) as exc:
         raise errors.Conflict('%s: %s' % (_RACE, exc),
                               code=errors.CONCURRENT_UPDATE)
-    return util.empty_response(req)
+    return responses.empty_response(req)
 
 
 def _consumer_uuid(req):
     """The path's consumer uuid in canonical form, else 400."""
     value = req.urlvars['consumer_uuid']
     try:
-        return util.normalize_uuid(value)
+        return validation.normalize_uuid(value)
     except ValueError:
         raise errors.BadRequest('Malformed consumer_uuid: %s' % value)
 
 
 def _put(req, schemas, as_dict):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:allocations:update')
     consumer_uuid = _consumer_uuid(req)
-    body = util.json_body(
-        req, microversion.choose(util.version(req), schemas))
+    body = validation.json_body(
+        req, microversion.choose(negotiation.version(req), schemas))
     body['allocations'] = as_dict(body['allocations'])
     return _write(req, {consumer_uuid: body},
                   'Unable to allocate inventory for consumer %s:'
@@ -107,7 +109,7 @@ def _put(req, schemas, as_dict):
 @contract.describe(
     {204: None}, body=LIST_SCHEMAS, errors=(409,))
 @microversion.serves('1.0', '1.11')
-@util.require_json_content
+@negotiation.require_json_content
 def set_allocations_list(req):
     """PUT in the list format; a provider listed twice: the last wins."""
     return _put(req, LIST_SCHEMAS, lambda items: {
@@ -117,7 +119,7 @@ def set_allocations_list(req):
 @contract.describe(
     {204: None}, body=DICT_SCHEMAS, errors=(409,))
 @microversion.serves('1.12')
-@util.require_json_content
+@negotiation.require_json_content
 def set_allocations(req):
     return _put(req, DICT_SCHEMAS, lambda allocations: allocations)
 
@@ -125,23 +127,23 @@ def set_allocations(req):
 @contract.describe(
     {204: None}, body=POST_SCHEMAS, errors=(409,))
 @microversion.serves('1.13')
-@util.require_json_content
+@negotiation.require_json_content
 def set_many_allocations(req):
     """POST /allocations: every consumer's set in one transaction."""
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:allocations:manage')
-    bodies = util.json_body(
-        req, microversion.choose(util.version(req), POST_SCHEMAS))
+    bodies = validation.json_body(
+        req, microversion.choose(negotiation.version(req), POST_SCHEMAS))
     return _write(req, bodies, 'Unable to allocate inventory')
 
 
 @contract.describe(
     {200: schema.CONSUMER_ALLOCATIONS})
-@util.accept_json
+@negotiation.accept_json
 def get_allocations(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:allocations:list')
-    version = util.version(req)
+    version = negotiation.version(req)
     view = alloc_obj.get_by_consumer(ctx, req.urlvars['consumer_uuid'])
     body = {'allocations': view.allocations}
     if view.allocations and version >= microversion.DICT_ALLOCATIONS:
@@ -151,27 +153,27 @@ def get_allocations(req):
             body['consumer_generation'] = view.generation
         if version >= microversion.CONSUMER_TYPES:
             body['consumer_type'] = view.consumer_type or 'unknown'
-    return util.json_response(req, body,
-                              last_modified=util.newest([view.last_modified]))
+    return responses.json_response(req, body,
+                                   last_modified=responses.newest([view.last_modified]))
 
 
 @contract.describe(
     {204: None})
 def delete_allocations(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:allocations:delete')
     try:
         alloc_obj.delete_by_consumer(ctx, req.urlvars['consumer_uuid'])
     except exception.ConsumerAllocationsNotFound as exc:
         raise errors.NotFound(str(exc))
-    return util.empty_response(req)
+    return responses.empty_response(req)
 
 
 @contract.describe(
     {200: schema.PROVIDER_ALLOCATIONS})
-@util.accept_json
+@negotiation.accept_json
 def get_provider_allocations(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:allocations:list')
     uuid = req.urlvars['uuid']
     try:
@@ -180,10 +182,10 @@ def get_provider_allocations(req):
         raise errors.NotFound("Resource provider '%s' not found: %s"
                               % (uuid, exc))
     consumers, newest = alloc_obj.get_by_provider(ctx, provider)
-    if util.version(req) < microversion.CONSUMER_GENERATIONS:
+    if negotiation.version(req) < microversion.CONSUMER_GENERATIONS:
         for entry in consumers.values():
             del entry['consumer_generation']
-    return util.json_response(req, {
+    return responses.json_response(req, {
         'resource_provider_generation': provider.generation,
         'allocations': consumers,
-    }, last_modified=util.newest([newest]))
+    }, last_modified=responses.newest([newest]))

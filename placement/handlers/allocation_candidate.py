@@ -10,14 +10,16 @@ import contextlib
 import re
 
 from placement import exception
+from placement import microversion
 from placement.handlers import candidate_rendering as rendering
 from placement.handlers import params as filters
-from placement import microversion
 from placement.objects.candidates import engine as ac_obj
 from placement.openapi import contract
 from placement.schemas import allocation_candidate as schema
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
+from placement.web import validation
 
 SCHEMAS = (('1.10', schema.V1_10), ('1.16', schema.V1_16),
            ('1.17', schema.V1_17), ('1.21', schema.V1_21),
@@ -53,11 +55,11 @@ class _Group:
 @contract.describe(
     {200: schema.CANDIDATES}, query=SCHEMAS)
 @microversion.serves('1.10')
-@util.accept_json
+@negotiation.accept_json
 def list_allocation_candidates(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:allocation_candidates:list')
-    version = util.version(req)
+    version = negotiation.version(req)
     conf = ctx.config.placement
     request = parse_request(req, version, conf)
     options = ac_obj.Options(
@@ -67,14 +69,14 @@ def list_allocation_candidates(req):
                        == 'breadth-first'),
         max_search_steps=conf.max_candidate_search_steps)
     requested = {rc for g in request.groups for rc in g.resources}
-    with unknown_names_rejected(), util.collector_paused():
+    with unknown_names_rejected(), responses.collector_paused():
         # Encoded while the collector is paused: what is built for it
         # is freed before the collector runs again (it would otherwise
-        # scan it all, see util.collector_paused).
+        # scan it all, see responses.collector_paused).
         body = ac_obj.find(ctx, request, options, present=(
             lambda result: rendering.encoded(result, version, requested)),
             rendering=rendering.fragments(version))
-    return util.json_response(req, body, last_modified=util.now())
+    return responses.json_response(req, body, last_modified=responses.now())
 
 
 def parse_request(req, version, conf):
@@ -82,7 +84,8 @@ def parse_request(req, version, conf):
     the 400 its first error earns (unknown names are found later, by
     the engine: see ``unknown_names_rejected``). ``conf`` is the
     ``[placement]`` group, whose bounds the query must keep."""
-    params = util.validate_query(req, microversion.choose(version, SCHEMAS))
+    params = validation.validate_query(
+        req, microversion.choose(version, SCHEMAS))
     _check_group_count(params, conf.max_request_groups)
     limit = _limit(params)
     isolate = params.getall('group_policy')[:1] == ['isolate']
@@ -159,7 +162,7 @@ def _limit(params):
     values = params.getall('limit')
     if not values:
         return None
-    error = util.validate_value({'limit': values[0]}, schema.FIRST_LIMIT)
+    error = validation.validate_value({'limit': values[0]}, schema.FIRST_LIMIT)
     if error is not None:
         raise errors.BadRequest(_INVALID_QUERY + error)
     return int(values[0])
@@ -240,11 +243,11 @@ def _groups(params, version):
 
 def _in_tree(value):
     value = value.strip()
-    if not util.is_uuid_like(value):
+    if not validation.is_uuid_like(value):
         raise errors.BadRequest(
             _INVALID_QUERY + "Expected 'in_tree' parameter to be a format "
             "of uuid. Got: %s" % value)
-    return util.normalize_uuid(value)
+    return validation.normalize_uuid(value)
 
 
 def _check_groups(groups, same_subtree, version):

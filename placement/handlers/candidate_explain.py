@@ -7,12 +7,13 @@ it earns the same 400s; the funnel comes from
 and the one-sentence reason.
 """
 
-from placement.handlers import allocation_candidate as candidates
 from placement import microversion
+from placement.handlers import allocation_candidate as candidates
 from placement.objects.candidates import explain
 from placement.openapi import contract
 from placement.schemas import allocation_candidate as schema
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
 
 
 @contract.describe(
@@ -20,16 +21,16 @@ from placement.web import util
     extension=True,
     summary='Why GET /allocation_candidates finds what it finds')
 @microversion.serves('1.10')
-@util.accept_json
+@negotiation.accept_json
 def explain_allocation_candidates(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:allocation_candidates:explain')
     conf = ctx.config.placement
-    request = candidates.parse_request(req, util.version(req), conf)
+    request = candidates.parse_request(req, negotiation.version(req), conf)
     with candidates.unknown_names_rejected():
         found = explain.explain(
             ctx, request, conf.max_candidate_search_steps)
-    return util.json_response(req, body(found, request))
+    return responses.json_response(req, body(found, request))
 
 
 def body(found, request):

@@ -13,17 +13,19 @@ import urllib.parse
 import webob
 
 from placement import exception
+from placement import microversion
 from placement.handlers import allocation
 from placement.handlers import allocation_candidate as candidates
 from placement.handlers import candidate_explain
-from placement import microversion
+from placement.objects import claim as claim_obj
 from placement.objects.candidates import engine as ac_obj
 from placement.objects.candidates import explain as explain_obj
-from placement.objects import claim as claim_obj
 from placement.openapi import contract
 from placement.schemas import claim as schema
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
+from placement.web import validation
 
 # Printable ASCII stays as sent (percent escapes included); anything
 # else is percent-encoded as UTF-8, as a client would put it in a URL.
@@ -35,17 +37,17 @@ _QUERY_SAFE = ''.join(chr(c) for c in range(0x21, 0x7f))
     summary='Choose an allocation candidate and write it atomically',
     extension=True)
 @microversion.serves('1.38')
-@util.require_json_content
-@util.accept_json
+@negotiation.require_json_content
+@negotiation.accept_json
 def create_claim(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:claims:create')
-    version = util.version(req)
-    body = util.json_body(req, schema.POST_V1_38)
+    version = negotiation.version(req)
+    body = validation.json_body(req, schema.POST_V1_38)
     conf = ctx.config.placement
     request = parse_query(body['query'], version, conf)
     consumer = {
-        'uuid': util.normalize_uuid(body['consumer_uuid']),
+        'uuid': validation.normalize_uuid(body['consumer_uuid']),
         'project': body['project_id'],
         'user': body['user_id'],
         'generation': body['consumer_generation'],
@@ -71,7 +73,7 @@ def create_claim(req):
         except exception.ConsumerGenerationConflict as exc:
             raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
     view = claimed.view
-    return util.json_response(req, {
+    return responses.json_response(req, {
         'allocations': view.allocations,
         'mappings': claimed.mappings,
         'consumer_generation': view.generation,

@@ -1,14 +1,16 @@
 """/resource_providers/{uuid}/inventories[/{resource_class}]."""
 
 from placement import exception
-from placement.handlers import resource_provider as rp_handler
 from placement import microversion
+from placement.handlers import resource_provider as rp_handler
 from placement.objects import inventory as inv_obj
 from placement.objects import resource_provider as rp_obj
 from placement.openapi import contract
 from placement.schemas import inventory as schema
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
+from placement.web import validation
 
 _GENERATION_CONFLICT = 'resource provider generation conflict'
 
@@ -16,7 +18,7 @@ _GENERATION_CONFLICT = 'resource provider generation conflict'
 def min_capacity(req):
     """The smallest capacity a written record may have: zero (reserved
     == total) from 1.26."""
-    return 0 if util.version(req) >= microversion.ZERO_CAPACITY else 1
+    return 0 if negotiation.version(req) >= microversion.ZERO_CAPACITY else 1
 
 
 def _missing(exc):
@@ -50,7 +52,7 @@ def _body_of_known_provider(ctx, req, body_schema):
     unknown provider is reported before a bad body, as upstream Placement
     does, so only a refused body costs a lookup of its own."""
     try:
-        return util.json_body(req, body_schema)
+        return validation.json_body(req, body_schema)
     except errors.BadRequest:
         rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
         raise
@@ -65,26 +67,26 @@ def _written(data):
 
 @contract.describe(
     {200: schema.ALL})
-@util.accept_json
+@negotiation.accept_json
 def get_inventories(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:inventories:list')
     try:
         generation, inventories = inv_obj.get_provider_inventories(
             ctx, req.urlvars['uuid'])
     except exception.ResourceProviderNotFound as exc:
         raise _missing(exc)
-    return util.json_response(req, {
+    return responses.json_response(req, {
         'resource_provider_generation': generation,
         'inventories': {i.resource_class: _record(i) for i in inventories},
-    }, last_modified=util.newest(i.last_modified for i in inventories))
+    }, last_modified=responses.newest(i.last_modified for i in inventories))
 
 
 @contract.describe(
     {200: schema.ONE})
-@util.accept_json
+@negotiation.accept_json
 def get_inventory(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:inventories:show')
     provider = _provider_for_read(ctx, req.urlvars['uuid'])
     resource_class = req.urlvars['resource_class']
@@ -92,19 +94,19 @@ def get_inventory(req):
     if inventory is None:
         raise errors.NotFound('No inventory of class %s for %s'
                               % (resource_class, provider.uuid))
-    return util.json_response(
+    return responses.json_response(
         req, _single(_record(inventory), provider.generation),
         last_modified=inventory.last_modified)
 
 
 @contract.describe(
     {201: schema.ONE}, body=schema.POST, errors=(409,))
-@util.require_json_content
+@negotiation.require_json_content
 def create_inventory(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:inventories:create')
     provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
-    data = util.json_body(req, schema.POST)
+    data = validation.json_body(req, schema.POST)
     resource_class = data['resource_class']
     try:
         generation = inv_obj.create(ctx, provider, resource_class, data,
@@ -122,21 +124,21 @@ def create_inventory(req):
                               code=errors.CONCURRENT_UPDATE)
     except exception.ResourceProviderNotFound as exc:
         raise errors.NotFound(str(exc))
-    location = util.location(req, '/resource_providers/%s/inventories/%s'
-                             % (provider.uuid, resource_class))
-    return util.json_response(req, _single(_written(data), generation),
-                              status=201, last_modified=util.now(),
-                              headers={'Location': location})
+    location = responses.location(req, '/resource_providers/%s/inventories/%s'
+                                  % (provider.uuid, resource_class))
+    return responses.json_response(req, _single(_written(data), generation),
+                                   status=201, last_modified=responses.now(),
+                                   headers={'Location': location})
 
 
 @contract.describe(
     {200: schema.ONE}, body=schema.PUT_ONE, errors=(409,))
-@util.require_json_content
+@negotiation.require_json_content
 def update_inventory(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:inventories:update')
     provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
-    data = util.json_body(req, schema.PUT_ONE)
+    data = validation.json_body(req, schema.PUT_ONE)
     resource_class = req.urlvars['resource_class']
     try:
         generation = inv_obj.update(
@@ -159,15 +161,15 @@ def update_inventory(req):
             exception.ResourceProviderNotFound) as exc:
         raise errors.Conflict('update conflict: %s' % exc,
                               code=errors.CONCURRENT_UPDATE)
-    return util.json_response(req, _single(_written(data), generation),
-                              last_modified=util.now())
+    return responses.json_response(req, _single(_written(data), generation),
+                                   last_modified=responses.now())
 
 
 @contract.describe(
     {200: schema.ALL}, body=schema.PUT_ALL, errors=(409,))
-@util.require_json_content
+@negotiation.require_json_content
 def set_inventories(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:inventories:update')
     uuid = req.urlvars['uuid']
     data = _body_of_known_provider(ctx, req, schema.PUT_ALL)
@@ -196,17 +198,17 @@ def set_inventories(req):
     except exception.ConcurrentUpdateDetected as exc:
         raise errors.Conflict('update conflict: %s' % exc,
                               code=errors.CONCURRENT_UPDATE)
-    return util.json_response(req, {
+    return responses.json_response(req, {
         'resource_provider_generation': generation,
         'inventories': {name: _written(record)
                         for name, record in records.items()},
-    }, last_modified=util.now())
+    }, last_modified=responses.now())
 
 
 @contract.describe(
     {204: None}, errors=(409,))
 def delete_inventory(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:inventories:delete')
     provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
     resource_class = req.urlvars['resource_class']
@@ -225,7 +227,7 @@ def delete_inventory(req):
         raise errors.Conflict('Unable to delete inventory of class %s: %s'
                               % (resource_class, exc),
                               code=errors.CONCURRENT_UPDATE)
-    return util.empty_response(req)
+    return responses.empty_response(req)
 
 
 @contract.describe(
@@ -241,7 +243,7 @@ def delete_inventories_not_allowed(req):
     {204: None}, errors=(409,))
 @microversion.serves('1.5')
 def delete_inventories(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:inventories:delete')
     provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
     try:
@@ -254,4 +256,4 @@ def delete_inventories(req):
             'Unable to delete inventory for resource provider %s because '
             'the inventory was updated by another process. Please retry '
             'your request.' % provider.uuid, code=errors.CONCURRENT_UPDATE)
-    return util.empty_response(req)
+    return responses.empty_response(req)

@@ -10,22 +10,23 @@ from prometheus_client import exposition
 import webob
 
 from placement.middleware import trusted_network
-from placement.objects.candidates import fit as capacity_fit
 from placement.objects import fleet_totals
+from placement.objects.candidates import fit as capacity_fit
 from placement.observability import fleet_gauges
 from placement.observability import fleet_page
 from placement.observability import metrics
 from placement.openapi import contract
 from placement.web import capacity_flavors
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
 
 
 def authorize(req, rule):
     """The context of a request for one of the capacity pages, once
     let in by its network or its policy ``rule``; 404 when metrics are
     off."""
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     if not ctx.config.metrics.enabled or metrics.active() is None:
         raise errors.NotFound(vary=False)
     if not trusted_network.trusted(req.environ):
@@ -90,8 +91,9 @@ def get_capacity(req):
 
 def _flavor_fits(ctx, flavors, max_age):
     """``fit.flavor_fits``, with the collector paused while every
-    flavor's partials are built and dropped (see util.collector_paused)."""
-    with util.collector_paused():
+    flavor's partials are built and dropped (see
+    responses.collector_paused)."""
+    with responses.collector_paused():
         return capacity_fit.flavor_fits(
             ctx, flavors, max_age,
             ctx.config.placement.max_candidate_search_steps)

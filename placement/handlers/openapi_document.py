@@ -15,7 +15,8 @@ from placement.openapi import document
 from placement.schemas import openapi_document as schema
 from placement.web import dispatch
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import validation
 
 #: The encoded document per version, built on first request.
 _ENCODED = {}
@@ -37,9 +38,9 @@ def _requested_version(params):
 @contract.describe(
     {200: schema.DOCUMENT}, query=schema.QUERY, public=True, extension=True,
     summary='The OpenAPI document of a microversion (default: latest)')
-@util.accept_json
+@negotiation.accept_json
 def get_openapi_document(req):
-    params = util.validate_query(req, schema.QUERY)
+    params = validation.validate_query(req, schema.QUERY)
     version = _requested_version(params)
     body = _ENCODED.get(version)
     if body is None:
@@ -48,6 +49,6 @@ def get_openapi_document(req):
     response = webob.Response()
     response.status = 200
     response.body = body
-    response.content_type = util.JSON
+    response.content_type = negotiation.JSON
     response.charset = None
     return response

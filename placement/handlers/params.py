@@ -14,7 +14,7 @@ import typing
 
 from placement import microversion
 from placement.web import errors
-from placement.web import util
+from placement.web import validation
 
 _RESOURCES_FORM = ('Badly formed resources parameter. Expected resources '
                    'query string parameter in form: '
@@ -176,7 +176,7 @@ def parse_member_of(values, version, key='member_of'):
         else:
             items = [body]
         for item in items:
-            if not util.is_uuid_like(item):
+            if not validation.is_uuid_like(item):
                 raise errors.BadRequest(
                     _INVALID_QUERY + "Expected 'member_of' parameter to "
                     "contain valid UUID(s). Got: %s" % item)

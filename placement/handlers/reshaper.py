@@ -1,15 +1,17 @@
 """POST /reshaper."""
 
 from placement import exception
+from placement import microversion
 from placement.handlers import allocation as alloc_handler
 from placement.handlers import inventory as inv_handler
-from placement import microversion
 from placement.objects import reshaper as reshaper_obj
 from placement.objects import resource_provider as rp_obj
 from placement.openapi import contract
 from placement.schemas import reshaper as schema
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
+from placement.web import validation
 
 SCHEMAS = (('1.30', schema.POST_V1_30), ('1.34', schema.POST_V1_34),
            ('1.38', schema.POST_V1_38))
@@ -39,12 +41,12 @@ def _inventories(ctx, data):
 @contract.describe(
     {204: None}, body=SCHEMAS, errors=(409,))
 @microversion.serves('1.30')
-@util.require_json_content
+@negotiation.require_json_content
 def reshape(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:reshaper:reshape')
-    data = util.json_body(req, microversion.choose(util.version(req),
-                                                   SCHEMAS))
+    data = validation.json_body(
+        req, microversion.choose(negotiation.version(req), SCHEMAS))
     inventories = _inventories(ctx, data['inventories'])
     try:
         reshaper_obj.reshape(ctx, inventories, alloc_handler.consumer_requests(
@@ -69,4 +71,4 @@ def reshape(req):
             exception.ConsumerGenerationConflict) as exc:
         raise errors.Conflict('update conflict: %s' % exc,
                               code=errors.CONCURRENT_UPDATE)
-    return util.empty_response(req)
+    return responses.empty_response(req)

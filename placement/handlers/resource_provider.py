@@ -6,14 +6,16 @@ import uuid as uuidlib
 import orjson
 
 from placement import exception
-from placement.handlers import params as filters
 from placement import microversion
+from placement.handlers import params as filters
 from placement.objects import provider_listing
 from placement.objects import resource_provider as rp_obj
 from placement.openapi import contract
 from placement.schemas import resource_provider as schema
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
+from placement.web import validation
 
 POST_SCHEMAS = (('1.0', schema.POST_V1_0), ('1.14', schema.POST_V1_14))
 PUT_SCHEMAS = (('1.0', schema.PUT_V1_0), ('1.14', schema.PUT_V1_14))
@@ -42,8 +44,8 @@ def _links_renderer(req):
     objects per provider, are written as one JSON fragment from a
     template: building them as dicts cost more than the rest of a
     listing. ``plain`` says ``uuid`` needs no JSON escaping."""
-    version = util.version(req)
-    prefix = util.href(req, '/resource_providers/')
+    version = negotiation.version(req)
+    prefix = responses.href(req, '/resource_providers/')
     rels = tuple((rel, suffix) for rel, suffix, since in _LINKS
                  if version >= since)
     pieces = _link_pieces(prefix, rels)
@@ -76,7 +78,7 @@ def _serializer(req):
     """``serialize`` with what depends only on the request worked out
     once."""
     render_links = _links_renderer(req)
-    nested = util.version(req) >= microversion.NESTED_PROVIDERS
+    nested = negotiation.version(req) >= microversion.NESTED_PROVIDERS
 
     def render(provider):
         uuid = provider.uuid
@@ -100,7 +102,7 @@ def _rows_renderer(req):
     a listing of a large cloud renders each row once and keeps only text.
     """
     render_links = _links_renderer(req)
-    nested = util.version(req) >= microversion.NESTED_PROVIDERS
+    nested = negotiation.version(req) >= microversion.NESTED_PROVIDERS
     dumps = orjson.dumps
 
     def render(rows):
@@ -135,12 +137,12 @@ def get_provider_or_404(ctx, uuid):
 
 @contract.describe(
     {200: schema.PROVIDERS}, query=LIST_SCHEMAS)
-@util.accept_json
+@negotiation.accept_json
 def list_resource_providers(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:list')
-    version = util.version(req)
-    params = util.validate_query(
+    version = negotiation.version(req)
+    params = validation.validate_query(
         req, microversion.choose(version, LIST_SCHEMAS))
     member_of = required = resources = None
     if 'member_of' in params:
@@ -153,7 +155,7 @@ def list_resource_providers(req):
         resources = filters.parse_resources(params['resources'])
     cache_headers = version >= microversion.CACHE_HEADERS
     try:
-        with util.collector_paused():
+        with responses.collector_paused():
             chunks, newest = provider_listing.render_providers(
                 ctx, _rows_renderer(req), name=params.get('name'),
                 uuid=params.get('uuid'), in_tree=params.get('in_tree'),
@@ -165,33 +167,34 @@ def list_resource_providers(req):
     except exception.ResourceClassNotFound as exc:
         raise errors.BadRequest(
             'Invalid resource class in resources parameter: %s' % exc)
-    return util.json_list_response(
+    return responses.json_list_response(
         req, 'resource_providers', chunks,
-        last_modified=(newest or util.now()) if cache_headers else None)
+        last_modified=(newest or responses.now()) if cache_headers else None)
 
 
 @contract.describe(
     {200: schema.PROVIDER})
-@util.accept_json
+@negotiation.accept_json
 def get_resource_provider(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:show')
     provider = get_provider_or_404(ctx, req.urlvars['uuid'])
-    return util.json_response(req, serialize(req, provider),
-                              last_modified=provider.last_modified)
+    return responses.json_response(req, serialize(req, provider),
+                                   last_modified=provider.last_modified)
 
 
 @contract.describe(
     {200: (('1.0', contract.ABSENT), ('1.20', schema.PROVIDER)),
      201: (('1.0', None), ('1.20', contract.ABSENT))},
     body=POST_SCHEMAS, errors=(409,))
-@util.require_json_content
+@negotiation.require_json_content
 def create_resource_provider(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:create')
-    version = util.version(req)
-    data = util.json_body(req, microversion.choose(version, POST_SCHEMAS))
-    uuid = (util.normalize_uuid(data['uuid']) if 'uuid' in data
+    version = negotiation.version(req)
+    data = validation.json_body(
+        req, microversion.choose(version, POST_SCHEMAS))
+    uuid = (validation.normalize_uuid(data['uuid']) if 'uuid' in data
             else str(uuidlib.uuid4()))
     name = data['name']
     try:
@@ -203,22 +206,24 @@ def create_resource_provider(req):
             % (name, uuid, exc))
     except exception.DuplicateResourceProvider as exc:
         raise errors.Conflict(str(exc), code=errors.DUPLICATE_NAME)
-    headers = {'Location': util.location(req, '/resource_providers/' + uuid)}
+    headers = {'Location': responses.location(
+        req, '/resource_providers/' + uuid)}
     if version >= microversion.CREATE_RETURNS_PROVIDER:
-        return util.json_response(req, serialize(req, provider),
-                                  last_modified=util.now(), headers=headers)
-    return util.empty_response(req, 201, headers=headers)
+        return responses.json_response(req, serialize(req, provider),
+                                       last_modified=responses.now(),
+                                       headers=headers)
+    return responses.empty_response(req, 201, headers=headers)
 
 
 @contract.describe(
     {200: schema.PROVIDER}, body=PUT_SCHEMAS, errors=(409,))
-@util.require_json_content
+@negotiation.require_json_content
 def update_resource_provider(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:update')
-    version = util.version(req)
+    version = negotiation.version(req)
     provider = get_provider_or_404(ctx, req.urlvars['uuid'])
-    data = util.json_body(req, microversion.choose(version, PUT_SCHEMAS))
+    data = validation.json_body(req, microversion.choose(version, PUT_SCHEMAS))
     try:
         provider = rp_obj.update(
             ctx, provider, data['name'],
@@ -231,14 +236,14 @@ def update_resource_provider(req):
         raise errors.Conflict(str(exc), code=errors.DUPLICATE_NAME)
     except exception.ResourceProviderNotFound as exc:
         raise errors.NotFound(str(exc))
-    return util.json_response(req, serialize(req, provider),
-                              last_modified=provider.last_modified)
+    return responses.json_response(req, serialize(req, provider),
+                                   last_modified=provider.last_modified)
 
 
 @contract.describe(
     {204: None}, errors=(409,))
 def delete_resource_provider(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:delete')
     uuid = req.urlvars['uuid']
     try:
@@ -253,4 +258,4 @@ def delete_resource_provider(req):
         raise errors.Conflict(
             'Unable to delete resource provider %s: %s' % (uuid, exc),
             code=errors.PROVIDER_INUSE)
-    return util.empty_response(req)
+    return responses.empty_response(req)

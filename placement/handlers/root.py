@@ -3,7 +3,7 @@
 from placement import microversion
 from placement.openapi import contract
 from placement.schemas import root as schema
-from placement.web import util
+from placement.web import responses
 
 
 @contract.describe(
@@ -18,4 +18,5 @@ def home(req):
         'status': 'CURRENT',
         'links': [{'rel': 'self', 'href': ''}],
     }]}
-    return util.json_response(req, document, last_modified=util.now())
+    return responses.json_response(req, document,
+                                   last_modified=responses.now())

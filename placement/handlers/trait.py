@@ -1,13 +1,15 @@
 """/traits, /traits/{name} and /resource_providers/{uuid}/traits (1.6+)."""
 
 from placement import exception
-from placement.handlers import resource_provider as rp_handler
 from placement import microversion
+from placement.handlers import resource_provider as rp_handler
 from placement.objects import trait as trait_obj
 from placement.openapi import contract
 from placement.schemas import trait as schema
 from placement.web import errors
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
+from placement.web import validation
 
 _BAD_NAME_FILTER = (
     'Badly formatted name parameter. Expected name query string parameter '
@@ -43,11 +45,11 @@ def _associated_filter(value):
 @contract.describe(
     {200: schema.LISTING}, query=schema.LIST_V1_6)
 @microversion.serves('1.6')
-@util.accept_json
+@negotiation.accept_json
 def list_traits(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:traits:list')
-    params = util.validate_query(req, schema.LIST_V1_6)
+    params = validation.validate_query(req, schema.LIST_V1_6)
     names = prefix = associated = None
     if 'name' in params:
         names, prefix = _name_filter(params['name'])
@@ -55,46 +57,46 @@ def list_traits(req):
         associated = _associated_filter(params['associated'])
     traits = trait_obj.list_traits(ctx, names=names, prefix=prefix,
                                    associated=associated)
-    return util.json_response(
+    return responses.json_response(
         req, {'traits': [t.name for t in traits]},
-        last_modified=util.newest(t.last_modified for t in traits))
+        last_modified=responses.newest(t.last_modified for t in traits))
 
 
 @contract.describe(
     {204: None})
 @microversion.serves('1.6')
 def get_trait(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:traits:show')
     try:
         trait = trait_obj.get_by_name(ctx, req.urlvars['name'])
     except exception.TraitNotFound as exc:
         raise errors.NotFound(str(exc))
-    return util.empty_response(
-        req, last_modified=trait.created_at or util.now())
+    return responses.empty_response(
+        req, last_modified=trait.created_at or responses.now())
 
 
 @contract.describe(
     {201: None, 204: None})
 @microversion.serves('1.6')
 def put_trait(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:traits:update')
     name = req.urlvars['name']
-    if util.validate_value(name, schema.CUSTOM_NAME) is not None:
+    if validation.validate_value(name, schema.CUSTOM_NAME) is not None:
         raise errors.BadRequest(_INVALID_TRAIT)
     trait, created = trait_obj.ensure(ctx, name)
-    return util.empty_response(
+    return responses.empty_response(
         req, 201 if created else 204,
-        last_modified=trait.created_at or util.now(),
-        headers={'Location': util.location(req, '/traits/' + name)})
+        last_modified=trait.created_at or responses.now(),
+        headers={'Location': responses.location(req, '/traits/' + name)})
 
 
 @contract.describe(
     {204: None}, errors=(409,))
 @microversion.serves('1.6')
 def delete_trait(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:traits:delete')
     try:
         trait_obj.destroy(ctx, req.urlvars['name'])
@@ -104,22 +106,22 @@ def delete_trait(req):
         raise errors.BadRequest(str(exc))
     except exception.TraitInUse as exc:
         raise errors.Conflict(str(exc))
-    return util.empty_response(req)
+    return responses.empty_response(req)
 
 
 def _provider_traits_response(req, traits, generation):
-    return util.json_response(
+    return responses.json_response(
         req, {'traits': [t.name for t in traits],
               'resource_provider_generation': generation},
-        last_modified=util.newest(t.last_modified for t in traits))
+        last_modified=responses.newest(t.last_modified for t in traits))
 
 
 @contract.describe(
     {200: schema.PROVIDER_TRAITS})
 @microversion.serves('1.6')
-@util.accept_json
+@negotiation.accept_json
 def list_provider_traits(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:traits:list')
     try:
         generation, traits = trait_obj.get_provider_traits(
@@ -134,11 +136,11 @@ def list_provider_traits(req):
     {200: schema.PROVIDER_TRAITS},
     body=schema.PUT_PROVIDER_TRAITS_V1_6, errors=(409,))
 @microversion.serves('1.6')
-@util.require_json_content
+@negotiation.require_json_content
 def update_provider_traits(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:traits:update')
-    data = util.json_body(req, schema.PUT_PROVIDER_TRAITS_V1_6)
+    data = validation.json_body(req, schema.PUT_PROVIDER_TRAITS_V1_6)
     provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
     try:
         traits, generation = trait_obj.set_provider_traits(
@@ -160,7 +162,7 @@ def update_provider_traits(req):
     {204: None}, errors=(409,))
 @microversion.serves('1.6')
 def delete_provider_traits(req):
-    ctx = util.context(req)
+    ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:traits:delete')
     provider = rp_handler.get_provider_or_404(ctx, req.urlvars['uuid'])
     try:
@@ -169,4 +171,4 @@ def delete_provider_traits(req):
         raise errors.Conflict(str(exc), code=errors.CONCURRENT_UPDATE)
     except exception.ResourceProviderNotFound as exc:
         raise errors.NotFound(str(exc), vary=False)
-    return util.empty_response(req)
+    return responses.empty_response(req)

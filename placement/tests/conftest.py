@@ -17,7 +17,7 @@ import pytest
 
 from placement import deploy
 from placement.tests import contract_check
-from placement.web import util
+from placement.web import validation
 
 from placement.objects.candidates import provider_index
 from placement.objects.candidates import search
@@ -132,11 +132,11 @@ def responses_match_the_openapi_document():
     def checked(*args, **kwargs):
         return contract_check.ContractCheck(build_app(*args, **kwargs))
 
-    validate_query, json_body = util.validate_query, util.json_body
+    validate_query, json_body = validation.validate_query, validation.json_body
     deploy.build_app = checked
-    util.validate_query = contract_check.record_validation(
+    validation.validate_query = contract_check.record_validation(
         'query', validate_query)
-    util.json_body = contract_check.record_validation('body', json_body)
+    validation.json_body = contract_check.record_validation('body', json_body)
     yield
     deploy.build_app = build_app
-    util.validate_query, util.json_body = validate_query, json_body
+    validation.validate_query, validation.json_body = validate_query, json_body

@@ -10,10 +10,10 @@ once per schema; the compiled check of ``placement.web.fast_validation``
 answers first, jsonschema only words a refusal.
 
 ``record_validation`` (installed by ``conftest.py`` around
-``util.validate_query`` and ``util.json_body``) notes the schema a
-handler validated with; the check then requires it to be the very schema
-the operation's contract declares for that version, so the document's
-request schemas are the handlers' own.
+``validation.validate_query`` and ``validation.json_body``) notes the
+schema a handler validated with; the check then requires it to be the
+very schema the operation's contract declares for that version, so the
+document's request schemas are the handlers' own.
 """
 
 import functools

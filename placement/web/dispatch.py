@@ -50,7 +50,7 @@ class Dispatcher:
     def __call__(self, environ, start_response):
         try:
             _content_length_precheck(environ)
-            # Handlers build their own responses (util.json_response).
+            # Handlers build their own responses (responses.json_response).
             response = self._dispatch(webob.Request(environ))
         except exception.DatabaseUnavailable as exc:
             # Logged once, in the request's log line; no traceback.

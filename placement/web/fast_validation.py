@@ -5,10 +5,11 @@ was most of the time of a large ``POST /allocations`` (5,000 consumers).
 fastjsonschema compiles each schema into a Python function that checks a
 valid document far faster. Only its "valid" answer is trusted: when it
 refuses a document (or cannot compile a schema, or gives up on a deep
-one), ``placement.web.util`` asks jsonschema, whose verdict and first error
-are the ones clients see. So a refusal here can never change a response;
-``placement/tests/unit/web/test_fast_validation.py`` checks that the two
-never disagree in the other direction on the schemas we ship.
+one), ``placement.web.validation`` asks jsonschema, whose verdict and
+first error are the ones clients see. So a refusal here can never change
+a response; ``placement/tests/unit/web/test_fast_validation.py`` checks
+that the two never disagree in the other direction on the schemas we
+ship.
 """
 
 import fastjsonschema

@@ -819,7 +819,7 @@ class _FittingPartials(collections.abc.Mapping):
         # Not the builder: it reaches this through the search space, and
         # a reference cycle would keep every partial of the request alive
         # until the cycle collector's next pass, which then scans them
-        # all (see util.collector_paused).
+        # all (see responses.collector_paused).
         self._index, self._room, self._amounts = (
             builder.index, builder.space.room, amounts)
         self._shared = builder.space.shared_classes.intersection(

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from placement.web import errors
-from placement.web import util
+from placement.web import validation
 
 SCHEMA = {'type': 'object'}
 
@@ -17,30 +17,30 @@ SCHEMA = {'type': 'object'}
 def test_escaped_lone_surrogate_is_refused(text, encoding):
     body = json.dumps({'name': text}).encode(encoding)
     with pytest.raises(errors.BadRequest, match='unpaired surrogates'):
-        util._parsed_body(body, SCHEMA)
+        validation._parsed_body(body, SCHEMA)
 
 
 def test_raw_surrogate_bytes_are_refused():
     # Not valid UTF-8, but json.loads decodes them with 'surrogatepass'.
     body = b'{"name": "\xed\xa0\x80"}'
     with pytest.raises(errors.BadRequest, match='unpaired surrogates'):
-        util._parsed_body(body, SCHEMA)
+        validation._parsed_body(body, SCHEMA)
 
 
 def test_surrogate_in_a_key_is_refused():
     body = json.dumps({'\ud800': 1}).encode()
     with pytest.raises(errors.BadRequest, match='unpaired surrogates'):
-        util._parsed_body(body, SCHEMA)
+        validation._parsed_body(body, SCHEMA)
 
 
 def test_surrogate_pair_is_one_character():
     body = json.dumps({'name': '\U0001f600'}).encode()
     assert b'\\ud83d\\ude00' in body
-    assert util._parsed_body(body, SCHEMA) == {'name': '\U0001f600'}
+    assert validation._parsed_body(body, SCHEMA) == {'name': '\U0001f600'}
 
 
 def test_body_without_surrogate_sign_is_not_walked(monkeypatch):
-    monkeypatch.setattr(util, '_has_surrogate',
+    monkeypatch.setattr(validation, '_has_surrogate',
                         lambda data: pytest.fail('walked'))
-    assert util._parsed_body('{"name": "é"}'.encode(), SCHEMA) == {
+    assert validation._parsed_body('{"name": "é"}'.encode(), SCHEMA) == {
         'name': 'é'}

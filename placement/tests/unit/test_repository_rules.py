@@ -275,12 +275,12 @@ def test_packages_import_only_what_the_design_allows():
 
 
 def test_a_package_import_against_the_design_is_found():
-    graph = {'placement.db.api': {'placement.web.util'},
+    graph = {'placement.db.api': {'placement.web.validation'},
              'placement.gadgets.x': set(),
              'placement.objects.candidates.engine': {
                  'placement.db.api', 'placement.exception'}}
     assert package_violations(graph) == [
-        'placement.db.api imports placement.web.util',
+        'placement.db.api imports placement.web.validation',
         'placement.gadgets.x: package gadgets has no place in MAY_IMPORT']
 
 

@@ -8,7 +8,7 @@ import webob
 
 from placement.tests import fixtures
 from placement.tests.functional.objects.candidates import test_engine
-from placement.web import util
+from placement.web import responses
 
 
 def _sharing(topo):
@@ -33,7 +33,7 @@ def _tree(topo):
 
 
 class _Recording:
-    """``gc`` as ``util`` uses it, counting the young objects alive when
+    """``gc`` as ``responses`` uses it, counting the young objects alive when
     the collector is paused and when it runs again."""
 
     def __init__(self):
@@ -62,7 +62,7 @@ def test_the_body_is_freed_before_the_collector_runs_again(
     app = fixtures.new_app(fixtures.new_conf(), ctx.db)
     fixtures.call_as_admin(app, 'GET', query)  # the index is loaded
     recording = _Recording()
-    monkeypatch.setattr(util, 'gc', recording)
+    monkeypatch.setattr(responses, 'gc', recording)
     if not gc.isenabled():
         pytest.skip('the collector is off in this process')
     req = webob.Request.blank(query)

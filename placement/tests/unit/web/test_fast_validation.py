@@ -20,7 +20,7 @@ import pytest
 from placement import schemas
 from placement.schemas import common
 from placement.web import fast_validation
-from placement.web import util
+from placement.web import validation
 
 _UUID = '7f2e5d1c-1b3a-4c2d-9e8f-0a1b2c3d4e5f'
 # Values that sit on the edges of the keywords our schemas use: formats,
@@ -144,10 +144,12 @@ def _ends_a_line(doc):
 def _verdicts(schema, doc, query):
     fast = fast_validation.surely_valid(
         schema,
-        util._FAST_QUERY_FORMATS if query else util._FAST_BODY_FORMATS, doc)
+        (validation._FAST_QUERY_FORMATS if query
+         else validation._FAST_BODY_FORMATS), doc)
     slow = jsonschema.Draft202012Validator(
         schema,
-        format_checker=util._QUERY_FORMATS if query else util._BODY_FORMATS,
+        format_checker=(validation._QUERY_FORMATS if query
+                        else validation._BODY_FORMATS),
     ).is_valid(doc)
     return fast, slow
 
@@ -155,7 +157,7 @@ def _verdicts(schema, doc, query):
 @pytest.mark.parametrize('name', sorted(SCHEMAS))
 def test_every_schema_compiles(name):
     assert fast_validation.compiled(SCHEMAS[name],
-                                    util._FAST_BODY_FORMATS) is not None
+                                    validation._FAST_BODY_FORMATS) is not None
 
 
 @pytest.mark.parametrize('query', [False, True])
@@ -189,7 +191,7 @@ def test_trailing_newline_is_refused_here_and_decided_by_jsonschema():
     schema = common.CONSUMER_TYPE
     assert _verdicts(schema, 'VCPU\n', query=False) == (False, True)
     # So the request is judged as before: jsonschema finds no error.
-    assert util._first_error(schema, 'VCPU\n', query=False) is None
+    assert validation._first_error(schema, 'VCPU\n', query=False) is None
 
 
 def test_a_schema_that_cannot_compile_leaves_jsonschema_in_charge():
@@ -205,5 +207,5 @@ def test_deep_document_is_left_to_jsonschema():
     doc = []
     for _ in range(100000):
         doc = [doc]
-    assert fast_validation.surely_valid(schema, util._FAST_BODY_FORMATS,
+    assert fast_validation.surely_valid(schema, validation._FAST_BODY_FORMATS,
                                         {_UUID: doc}) is False

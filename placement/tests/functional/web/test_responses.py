@@ -1,4 +1,5 @@
-"""Responses built by placement.web.util, through the whole application."""
+"""Responses built by placement.web.responses, through the whole
+application."""
 
 import gc
 import uuid

@@ -1,4 +1,4 @@
-"""Responses built by placement.web.util."""
+"""Responses built by placement.web.responses."""
 
 import datetime
 import email.utils
@@ -8,7 +8,8 @@ import pytest
 import webob
 
 from placement import microversion
-from placement.web import util
+from placement.web import negotiation
+from placement.web import responses
 
 
 def _request():
@@ -21,7 +22,7 @@ def test_list_response_joins_its_parts_with_commas():
     for parts, members in (([], []), ([b'1'], [1]),
                            ([b'1,2', b'{"a":"]"}', b'3'], [1, 2, {'a': ']'},
                                                          3])):
-        resp = util.json_list_response(_request(), 'widgets', parts)
+        resp = responses.json_list_response(_request(), 'widgets', parts)
         assert resp.content_length == len(resp.body)
         assert orjson.loads(resp.body) == {'widgets': members}
         assert resp.content_type == 'application/json'
@@ -31,16 +32,16 @@ def test_list_response_joins_its_parts_with_commas():
 def test_a_small_list_response_is_sent_as_one_piece():
     # One write for the WSGI server, not one per part.
     parts = [b'1', b'2']
-    resp = util.json_list_response(_request(), 'widgets', parts)
+    resp = responses.json_list_response(_request(), 'widgets', parts)
     assert list(resp.app_iter) == [b'{"widgets":[1,2]}']
 
 
 def test_a_large_list_response_is_sent_in_bounded_pieces(monkeypatch):
     # Never joined into one body: a large listing is held once, plus at
     # most one piece being joined.
-    monkeypatch.setattr(util, 'LIST_CHUNK', 10)
+    monkeypatch.setattr(responses, 'LIST_CHUNK', 10)
     parts = [b'1234', b'5678', b'9' * 25, b'12', b'3']
-    resp = util.json_list_response(_request(), 'widgets', parts)
+    resp = responses.json_list_response(_request(), 'widgets', parts)
     pieces = list(resp.app_iter)
     assert b''.join(pieces) == b'{"widgets":[%s]}' % b','.join(parts)
     assert pieces == [b'{"widgets":[', b'1234,5678,', b'9' * 25 + b',',
@@ -50,7 +51,7 @@ def test_a_large_list_response_is_sent_in_bounded_pieces(monkeypatch):
 
 def _by_setters(status, body, content_type, headers, last_modified, req):
     """The response webob's property setters build: what the responses
-    of placement.web.util must match header for header, in order."""
+    of placement.web.responses must match header for header, in order."""
     resp = webob.Response()
     resp.status = status
     resp.body = body
@@ -60,7 +61,7 @@ def _by_setters(status, body, content_type, headers, last_modified, req):
     if headers:
         resp.headers.update(headers)
     if (last_modified is not None
-            and util.version(req) >= microversion.CACHE_HEADERS):
+            and negotiation.version(req) >= microversion.CACHE_HEADERS):
         if last_modified.tzinfo is None:
             last_modified = last_modified.replace(
                 tzinfo=datetime.timezone.utc)
@@ -83,21 +84,22 @@ def test_responses_carry_the_headers_webob_setters_give(
     req = _request()
     req.environ[microversion.ENVIRON_KEY] = microversion.Version(*version)
     for status in (200, 201):
-        got = util.json_response(req, {'a': [1, 'é']}, status=status,
-                                 last_modified=last_modified,
-                                 headers=headers)
+        got = responses.json_response(req, {'a': [1, 'é']}, status=status,
+                                      last_modified=last_modified,
+                                      headers=headers)
         want = _by_setters(status, got.body, 'application/json', headers,
                            last_modified, req)
         assert (got.status, got.headerlist, got.body) == (
             want.status, want.headerlist, want.body)
     for status in (204, 201):
-        got = util.empty_response(req, status, last_modified=last_modified,
-                                  headers=headers)
+        got = responses.empty_response(req, status,
+                                       last_modified=last_modified,
+                                       headers=headers)
         want = _by_setters(status, b'', None, headers, last_modified, req)
         assert (got.status, got.headerlist, got.body) == (
             want.status, want.headerlist, want.body)
-    got = util.json_list_response(req, 'w', [b'1'],
-                                  last_modified=last_modified)
+    got = responses.json_list_response(req, 'w', [b'1'],
+                                       last_modified=last_modified)
     want = _by_setters(200, b'{"w":[1]}', 'application/json', None,
                        last_modified, req)
     assert (got.headerlist, got.body) == (want.headerlist, want.body)
@@ -106,12 +108,12 @@ def test_responses_carry_the_headers_webob_setters_give(
 def test_http_dates_are_those_of_formatdate_second_after_second():
     for seconds in (0, 1764000000, 1764000000, 1764000001, 1764000000,
                     951782400, 4102444800, 4102444800):
-        assert util.http_date(seconds) == email.utils.formatdate(
+        assert responses.http_date(seconds) == email.utils.formatdate(
             seconds, usegmt=True)
 
 
 def test_an_empty_response_has_no_body_item():
-    resp = util.empty_response(_request())
+    resp = responses.empty_response(_request())
     assert list(resp.app_iter) == []
     assert resp.body == b''
     assert resp.headers['Content-Length'] == '0'

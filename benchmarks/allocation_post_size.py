@@ -29,7 +29,7 @@ import uuid
 from sqlalchemy import event
 import webob
 
-from benchmarks import inprocess
+from benchmarks.toolkit import inprocess
 
 
 CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')

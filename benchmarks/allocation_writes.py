@@ -59,7 +59,7 @@ import threading
 import time
 import uuid
 
-from benchmarks import allocation_ledger
+from benchmarks.toolkit import allocation_ledger
 from placement.tests import placement_http
 
 RESOURCE_CLASS = 'VCPU'
@@ -382,7 +382,7 @@ def report(load, verification, out=sys.stdout):
 def side_by_side(args, out=sys.stdout):
     """Run the load on ours and upstream, interleaved; 0 if every run of
     ours verified and none had a 5xx."""
-    from benchmarks import servers
+    from benchmarks.toolkit import servers
     rates, failures = collections.defaultdict(list), 0
     with servers.side_by_side(args.workers) as started:
         for round_ in range(1, args.rounds + 1):

@@ -46,8 +46,8 @@ import sqlalchemy as sa
 import webob
 
 from benchmarks import allocation_candidates as bench
-from benchmarks import inprocess
 from benchmarks import scale
+from benchmarks.toolkit import inprocess
 from placement import context
 from placement.objects import resource_class
 from placement.objects import trait

@@ -27,7 +27,7 @@ import uuid
 import sqlalchemy as sa
 import webob
 
-from benchmarks import inprocess
+from benchmarks.toolkit import inprocess
 from placement import context
 from placement.db import api as db_api
 from placement.db import tables

@@ -98,7 +98,7 @@ p50/p99 of each server's highest sustained step and the ratio of the
 sustained rates. The load generator is one Python thread on the same
 machine: its own CPU per request is printed too, since it competes with
 the servers for cores. ``--endpoint-cpu`` adds, per server, its CPU per
-kind of request (``benchmarks/endpoint_cpu.py``) to the endpoint lines
+kind of request (``benchmarks/toolkit/endpoint_cpu.py``) to the endpoint lines
 of its best sustained step and of its steps not sustained: where the
 server's time goes.
 Standard library only (``--side-by-side`` uses the test helpers).
@@ -121,10 +121,10 @@ import time
 import urllib.parse
 
 from benchmarks import allocation_candidates as bench
-from benchmarks import endpoint_cpu
-from benchmarks import http_loop
-from benchmarks import proc_cpu
-from benchmarks import stats
+from benchmarks.toolkit import endpoint_cpu
+from benchmarks.toolkit import http_loop
+from benchmarks.toolkit import proc_cpu
+from benchmarks.toolkit import stats
 from placement.tests import placement_http
 
 FLAVOUR = {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 20}
@@ -810,7 +810,7 @@ def parser():
     parser.add_argument('--endpoint-cpu', action='store_true',
                         help='with --side-by-side: also report each '
                         'server\'s CPU per kind of request (gunicorn '
-                        'hooks of benchmarks/endpoint_cpu.py)')
+                        'hooks of benchmarks/toolkit/endpoint_cpu.py)')
     parser.add_argument('--token', default='admin')
     parser.add_argument('--shape', choices=['flat', 'nested'],
                         default='flat')
@@ -893,7 +893,7 @@ def main(argv=None):
 def side_by_side(args):
     """Start the servers, load ours (upstream gets a copy of its
     database unless ``--load-each``) and measure."""
-    from benchmarks import servers
+    from benchmarks.toolkit import servers
     topology = Topology(args.shape, args.nodes, args.aggregates)
     instances = {}
 

@@ -25,7 +25,7 @@ import uuid
 import webob
 
 from benchmarks import capacity_scrape
-from benchmarks import inprocess
+from benchmarks.toolkit import inprocess
 from placement.middleware import request_metrics
 from placement.observability import metrics
 from placement.web import route_table

@@ -37,8 +37,8 @@ import sys
 import tempfile
 import time
 
-from benchmarks import inprocess
 from benchmarks import small_gets
+from benchmarks.toolkit import inprocess
 
 HEADERS = {
     'HTTP_X_AUTH_TOKEN': 'admin',

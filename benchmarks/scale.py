@@ -52,8 +52,8 @@ import tracemalloc
 import sqlalchemy as sa
 
 from benchmarks import allocation_candidates as bench
-from benchmarks import proc_cpu
-from benchmarks import stats
+from benchmarks.toolkit import proc_cpu
+from benchmarks.toolkit import stats
 from placement.tests import gunicorn_server
 from placement.tests import placement_http
 

@@ -30,7 +30,7 @@ import sys
 import time
 
 from benchmarks import allocation_candidates as bench
-from benchmarks import http_loop
+from benchmarks.toolkit import http_loop
 from placement.tests import placement_http
 
 PROVIDER = bench.ident('small-gets-provider')
@@ -176,7 +176,7 @@ def main(argv=None):
     if bool(args.url) == bool(args.side_by_side):
         parser.error('give either --url or --side-by-side')
     if args.side_by_side:
-        from benchmarks import servers
+        from benchmarks.toolkit import servers
         with servers.side_by_side(
                 args.workers, gunicorn_args=args.gunicorn_args) as started:
             return run([(s.label, s.url) for s in started], args)

@@ -5,7 +5,7 @@ only thing they share) takes many concurrent writes from the
 ``benchmarks.allocation_writes`` load: new consumers by PUT and POST,
 POSTs moving consumers between providers, DELETEs, with demand beyond
 capacity. Everything is then read back through the API and compared with
-what the clients were told (``benchmarks.allocation_ledger``).
+what the clients were told (``benchmarks.toolkit.allocation_ledger``).
 
 Runs on SQLite, and on a fresh server database when
 ``PLACEMENT_TEST_DB_URL`` is set.
@@ -21,8 +21,8 @@ import uuid
 
 import pytest
 
-from benchmarks import allocation_ledger
 from benchmarks import allocation_writes
+from benchmarks.toolkit import allocation_ledger
 from placement.tests import gunicorn_server
 from placement.tests import placement_http
 

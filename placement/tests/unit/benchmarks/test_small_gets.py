@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from benchmarks import small_gets
-from placement.tests.unit.benchmarks import test_http_loop
+from placement.tests.unit.benchmarks.toolkit import test_http_loop
 
 Server = test_http_loop.Server
 

@@ -4,7 +4,7 @@ import socket
 import threading
 import time
 
-from benchmarks import http_loop
+from benchmarks.toolkit import http_loop
 
 OK = b'HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s'
 

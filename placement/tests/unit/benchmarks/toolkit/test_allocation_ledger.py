@@ -1,6 +1,6 @@
 """The load tests' verification must catch what it claims to catch."""
 
-from benchmarks import allocation_ledger as ledger_mod
+from benchmarks.toolkit import allocation_ledger as ledger_mod
 from placement.tests import placement_http
 
 RP1, RP2 = 'rp-1', 'rp-2'

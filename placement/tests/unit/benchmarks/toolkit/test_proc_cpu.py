@@ -5,7 +5,7 @@ import subprocess
 import sys
 import time
 
-from benchmarks import proc_cpu
+from benchmarks.toolkit import proc_cpu
 
 
 def test_counts_the_cpu_of_live_children():

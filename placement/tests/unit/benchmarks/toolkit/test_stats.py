@@ -1,4 +1,4 @@
-from benchmarks import stats
+from benchmarks.toolkit import stats
 
 
 def test_percentile_is_nearest_rank():

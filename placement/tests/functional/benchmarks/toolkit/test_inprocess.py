@@ -1,6 +1,6 @@
 import webob
 
-from benchmarks import inprocess
+from benchmarks.toolkit import inprocess
 
 
 def test_application_serves_a_migrated_database(tmp_path):

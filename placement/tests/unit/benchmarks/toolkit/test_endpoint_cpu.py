@@ -3,7 +3,7 @@
 import json
 import types
 
-from benchmarks import endpoint_cpu
+from benchmarks.toolkit import endpoint_cpu
 
 UUID = '9922bdbb-78d2-5740-b365-1a0c4646e0dd'
 

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from benchmarks import servers
+from benchmarks.toolkit import servers
 from placement.tests import fixtures
 from placement.tests.functional.test_upstream_upgrade_rollback import (
     upstream_venv)  # noqa: F401 (a fixture)

@@ -66,137 +66,22 @@ writing anything. Standard library only.
 
 import argparse
 import concurrent.futures
-import re
 import statistics
 import sys
 import time
-import urllib.parse
 import uuid
 
+from benchmarks.toolkit import cloud_api
+from benchmarks.toolkit import labels
 from placement.tests import placement_http
 
-NS = uuid.UUID('6b1e3c2a-4f59-4d0e-9a55-0b3d1c1e7a10')
 DEFAULT_URL = 'http://127.0.0.1:8000'
-
-
-def ident(name):
-    return str(uuid.uuid5(NS, name))
-
-
-class Client:
-    """Requests over a fresh connection each (safe to share by threads)."""
-
-    def __init__(self, url, token, timeout):
-        self.url, self.token, self.timeout = url, token, timeout
-
-    def get(self, path, timeout=None):
-        """Return (Response with the body as bytes, seconds from sending
-        the request to reading the body's last byte)."""
-        client = placement_http.Client(self.url, self.token,
-                                       timeout or self.timeout)
-        try:
-            start = time.perf_counter()
-            resp = client.fetch('GET', path)
-            seconds = time.perf_counter() - start
-        finally:
-            client.close()
-        return resp, seconds
-
-    def call(self, method, path, body=None, timeout=None):
-        """Return (status, decoded JSON or None); status None and the
-        failure text when no answer came (e.g. a timeout)."""
-        client = placement_http.Client(self.url, self.token,
-                                       timeout or self.timeout)
-        try:
-            resp = client.request(method, path, body)
-        finally:
-            client.close()
-        return resp.status, (resp.body if resp.status else resp.failure)
-
-    def write(self, method, path, body=None, ok=(200, 201, 204), tries=20):
-        """Write, retrying the transient failures of a busy server."""
-        for attempt in range(tries):
-            status, data = self.call(method, path, body)
-            if status in ok:
-                return data
-            if status in (500, 503, 409) and attempt + 1 < tries:
-                time.sleep(0.05 * (attempt + 1))
-                if status == 409 and isinstance(body, dict) and \
-                        'resource_provider_generation' in body:
-                    rp = path.split('/')[2]
-                    body = dict(body, resource_provider_generation=self.call(
-                        'GET', '/resource_providers/' + rp)[1]['generation'])
-                continue
-            raise RuntimeError('%s %s -> %s %s' % (method, path, status, data))
-
-
-def create_provider(client, name, inventories, parent=None, traits=(),
-                    aggregates=()):
-    rp = ident(name)
-    body = {'name': name, 'uuid': rp}
-    if parent:
-        body['parent_provider_uuid'] = ident(parent)
-    client.write('POST', '/resource_providers', body)
-    path = '/resource_providers/' + rp
-    gen = 0
-    if inventories:
-        gen = client.write('PUT', path + '/inventories', {
-            'resource_provider_generation': gen,
-            'inventories': inventories})['resource_provider_generation']
-    if traits:
-        gen = client.write('PUT', path + '/traits', {
-            'resource_provider_generation': gen,
-            'traits': list(traits)})['resource_provider_generation']
-    if aggregates:
-        client.write('PUT', path + '/aggregates', {
-            'resource_provider_generation': gen,
-            'aggregates': list(aggregates)})
-
-
-def load(client, jobs, threads, label):
-    """Run provider-creating jobs; each job is a list run in order."""
-    start = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        futures = [pool.submit(lambda steps: [create_provider(client, *s[0],
-                                                              **s[1])
-                                              for s in steps], job)
-                   for job in jobs]
-        for future in concurrent.futures.as_completed(futures):
-            future.result()
-    print('%s: loaded %d providers in %.1f s' % (
-        label, sum(len(j) for j in jobs), time.monotonic() - start),
-        flush=True)
-
-
-def parse_url(value):
-    """``[LABEL=]URL`` -> (LABEL or None, URL); ValueError if not http."""
-    match = re.match(r'([A-Za-z0-9_.-]+)=(.*)$', value)
-    label, url = match.groups() if match else (None, value)
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme != 'http' or not parts.hostname:
-        raise ValueError('--url %r: expected [LABEL=]http://HOST:PORT' % value)
-    return label, url
-
-
-def label_urls(values):
-    """[(label, url)] for the --url values, in order. An unlabelled URL
-    is labelled with its host:port; labels must differ."""
-    pairs = []
-    for value in values:
-        label, url = parse_url(value)
-        pairs.append((label or urllib.parse.urlsplit(url).netloc, url))
-    labels = [label for label, _ in pairs]
-    twice = sorted({label for label in labels if labels.count(label) > 1})
-    if twice:
-        raise ValueError('--url labels must differ (name them, e.g. '
-                         '--url ours=URL): %s' % ', '.join(twice))
-    return pairs
 
 
 class Server:
     def __init__(self, label, url, token, timeout):
         self.label, self.url = label, url
-        self.client = Client(url, token, timeout)
+        self.client = cloud_api.Client(url, token, timeout)
 
 
 class Result:
@@ -267,8 +152,9 @@ def claim_first(client, answer):
     if not answer['allocation_requests']:
         return
     client.write('PUT', '/allocations/%s' % uuid.uuid4(), dict(
-        answer['allocation_requests'][0], project_id=ident('project'),
-        user_id=ident('user'), consumer_generation=None,
+        answer['allocation_requests'][0],
+        project_id=cloud_api.ident('project'),
+        user_id=cloud_api.ident('user'), consumer_generation=None,
         consumer_type='INSTANCE'), ok=(204,))
 
 
@@ -393,12 +279,12 @@ def measure(servers, name, query, args, requests=None, concurrency=None,
 def load_each(servers, jobs, threads, name):
     for server in servers:
         label = name if len(servers) == 1 else server.label + ' ' + name
-        load(server.client, jobs, threads, label)
+        cloud_api.load(server.client, jobs, threads, label)
 
 
 def flat(servers, args):
     n = args.providers
-    aggs = [ident('flat-agg-%d' % i) for i in range(3)]
+    aggs = [cloud_api.ident('flat-agg-%d' % i) for i in range(3)]
     if not args.no_load:
         jobs = []
         for i in range(n):
@@ -509,7 +395,7 @@ def main(argv=None):
                         help='measure data loaded by an earlier run')
     args = parser.parse_args(argv)
     try:
-        urls = label_urls(args.url or [DEFAULT_URL])
+        urls = labels.label_urls(args.url or [DEFAULT_URL])
     except ValueError as exc:
         parser.error(str(exc))
     if args.rounds is None:

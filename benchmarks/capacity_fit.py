@@ -2,7 +2,7 @@
 the os-capacity way of answering the same question, side by side with
 upstream.
 
-Clouds are written with bulk SQL (``benchmarks.scale``'s rows: flat
+Clouds are written with bulk SQL (``benchmarks.toolkit.cloud_rows``: flat
 compute nodes with VCPU, MEMORY_MB and DISK_GB, or nested trees of two
 NUMA nodes with two SR-IOV PFs each), with an allocation on every other
 compute node (or NUMA node and PF), into a temporary SQLite file::
@@ -45,9 +45,10 @@ import uuid
 import sqlalchemy as sa
 import webob
 
-from benchmarks import allocation_candidates as bench
-from benchmarks import scale
+from benchmarks.toolkit import cloud_api
+from benchmarks.toolkit import cloud_rows
 from benchmarks.toolkit import inprocess
+from benchmarks.toolkit import servers as toolkit_servers
 from placement import context
 from placement.objects import resource_class
 from placement.objects import trait
@@ -94,9 +95,9 @@ def new_database(path):
 def load(url, scenario, size):
     """Write ``size`` providers (flat) or trees of 7 (nested) and their
     usage; return the uuids of the providers allocations may go to."""
-    rows = list(scale.flat_providers(size) if scenario == 'flat'
-                else scale.nested_providers(size // 7))
-    scale.bulk_load(url, rows)
+    rows = list(cloud_rows.flat_providers(size) if scenario == 'flat'
+                else cloud_rows.nested_providers(size // 7))
+    cloud_rows.bulk_load(url, rows)
     engine = sa.create_engine(url)
     meta = sa.MetaData()
     meta.reflect(engine, only=['resource_providers', 'resource_classes',
@@ -135,7 +136,7 @@ def load(url, scenario, size):
                               'user_id': user, 'generation': 1,
                               'created_at': now})
             allocations += [
-                {'resource_provider_id': ids[bench.ident(name)],
+                {'resource_provider_id': ids[cloud_api.ident(name)],
                  'consumer_id': consumer, 'resource_class_id': classes[rc],
                  'used': amount, 'created_at': now}
                 for rc, amount in amounts.items()]
@@ -147,8 +148,8 @@ def load(url, scenario, size):
                          allocations[chunk:chunk + 20000])
     engine.dispose()
     if scenario == 'flat':
-        return [(bench.ident(name), {'VCPU': 1}) for name in targets]
-    return [(bench.ident(name), {'VCPU': 1}) for name in numas]
+        return [(cloud_api.ident(name), {'VCPU': 1}) for name in targets]
+    return [(cloud_api.ident(name), {'VCPU': 1}) for name in numas]
 
 
 # -- timing -------------------------------------------------------------------
@@ -282,25 +283,16 @@ def os_capacity_scrape(client, named):
 
 def bench_os_capacity(args):
     named = flavors(args.flavors)
-    checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with scratch() as directory:
-        servers = [scale.Server('ours', args.gunicorn,
-                                os.path.join(directory, 'ours.db'),
-                                directory, checkout, preload=False)]
-        if args.upstream_venv:
-            servers.append(scale.Server(
-                'upstream', os.path.join(args.upstream_venv, 'bin',
-                                         'gunicorn'),
-                os.path.join(directory, 'upstream.db'), directory, '',
-                preload=True))
+        servers = toolkit_servers.on_sqlite_files(
+            directory, args.upstream_venv, timeout=args.timeout)
         try:
             for server in servers:
-                server.start(args.timeout)
+                server.start(120)
                 server.wait('/resource_classes', 120)
                 server.stop()
                 load(server.db_url, 'flat', args.providers)
-                server.start(args.timeout)
-                server.wait('/', 120)
+                server.start(120)
                 server.wait('/allocation_candidates?' + named[0][1],
                             args.timeout)
             for round_ in range(args.rounds):
@@ -353,8 +345,6 @@ def main(argv=None):
     oscap.add_argument('--flavors', type=int, default=5)
     oscap.add_argument('--rounds', type=int, default=3)
     oscap.add_argument('--timeout', type=float, default=120.0)
-    oscap.add_argument('--gunicorn', default=os.path.join(
-        os.path.dirname(sys.executable), 'gunicorn'))
     oscap.add_argument('--upstream-venv',
                        help='virtualenv with openstack-placement 16.0.0 '
                        'and gunicorn (e.g. /tmp/upvenv)')

@@ -22,66 +22,11 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 
-import sqlalchemy as sa
 import webob
 
+from benchmarks.toolkit import cloud_rows
 from benchmarks.toolkit import inprocess
-from placement import context
-from placement.db import api as db_api
-from placement.db import tables
-from placement.objects import resource_class
-from placement.objects import trait
-
-CLASSES = {'VCPU': (32, 0, 16.0), 'MEMORY_MB': (131072, 2048, 1.0),
-           'DISK_GB': (2000, 0, 1.0)}
-
-
-def fill(db, providers, aggregates):
-    ctx = context.AdminContext(db)
-    resource_class.sync_standard(ctx)
-    trait.sync_standard(ctx)
-    now = db_api.utcnow()
-    with db.transaction(write=True) as conn:
-        rc_ids = dict(conn.execute(sa.select(
-            tables.resource_classes.c.name,
-            tables.resource_classes.c.id)).all())
-        conn.execute(sa.insert(tables.resource_providers), [
-            {'id': i, 'uuid': str(uuid.uuid4()), 'name': 'cn-%05d' % i,
-             'generation': 1, 'root_provider_id': i, 'created_at': now}
-            for i in range(1, providers + 1)])
-        conn.execute(sa.insert(tables.inventories), [
-            {'resource_provider_id': i, 'resource_class_id': rc_ids[rc],
-             'total': total, 'reserved': reserved, 'min_unit': 1,
-             'max_unit': total, 'step_size': 1, 'allocation_ratio': ratio,
-             'created_at': now}
-            for i in range(1, providers + 1)
-            for rc, (total, reserved, ratio) in CLASSES.items()])
-        conn.execute(sa.insert(tables.placement_aggregates), [
-            {'id': a, 'uuid': str(uuid.uuid4()), 'created_at': now}
-            for a in range(1, aggregates + 1)])
-        conn.execute(sa.insert(tables.resource_provider_aggregates), [
-            {'resource_provider_id': i,
-             'aggregate_id': i % aggregates + 1, 'created_at': now}
-            for i in range(1, providers + 1)])
-        conn.execute(sa.insert(tables.projects),
-                     [{'id': 1, 'external_id': 'bench', 'created_at': now}])
-        conn.execute(sa.insert(tables.users),
-                     [{'id': 1, 'external_id': 'bench', 'created_at': now}])
-        consumers = [(i, str(uuid.uuid4()))
-                     for i in range(1, providers + 1, 2)]
-        conn.execute(sa.insert(tables.consumers), [
-            {'uuid': c, 'project_id': 1, 'user_id': 1, 'generation': 1,
-             'created_at': now} for _i, c in consumers])
-        conn.execute(sa.insert(tables.allocations), [
-            {'resource_provider_id': i, 'consumer_id': c,
-             'resource_class_id': rc_ids[rc], 'used': used,
-             'created_at': now}
-            for i, c in consumers
-            for rc, used in (('VCPU', 8), ('MEMORY_MB', 16384),
-                             ('DISK_GB', 80))])
-
 
 def time_get(app, path, repeat):
     times, size = [], 0
@@ -121,7 +66,7 @@ def main(argv=None):
     try:
         db = inprocess.database(url)
         start = time.perf_counter()
-        fill(db, args.providers, args.aggregates)
+        cloud_rows.fill_compute_nodes(db, args.providers, args.aggregates)
         print('%s: %d providers loaded in %.1f s' % (
             db.dialect, args.providers, time.perf_counter() - start))
         for name, interval in (('cold', 0), ('cached', 3600)):

@@ -120,16 +120,17 @@ import tempfile
 import time
 import urllib.parse
 
-from benchmarks import allocation_candidates as bench
+from benchmarks.toolkit import cloud_api
 from benchmarks.toolkit import endpoint_cpu
 from benchmarks.toolkit import http_loop
+from benchmarks.toolkit import labels
 from benchmarks.toolkit import proc_cpu
 from benchmarks.toolkit import stats
 from placement.tests import placement_http
 
 FLAVOUR = {'VCPU': 1, 'MEMORY_MB': 2048, 'DISK_GB': 20}
-PROJECTS = [bench.ident('cloud-traffic-project-%d' % i) for i in range(3)]
-USER = bench.ident('cloud-traffic-user')
+PROJECTS = [cloud_api.ident('cloud-traffic-project-%d' % i) for i in range(3)]
+USER = cloud_api.ident('cloud-traffic-user')
 SHARES = 'MISC_SHARES_VIA_AGGREGATE'
 #: Attempts of one claim on ``placement.concurrent_update``, and
 #: candidates tried, as nova's scheduler does.
@@ -146,7 +147,7 @@ class Topology:
     def __init__(self, shape, nodes, aggregates):
         self.shape, self.nodes = shape, nodes
         self.prefix = 'cloud-%s-%d' % (shape, nodes)
-        self.aggregates = [bench.ident('%s-agg-%d' % (self.prefix, a))
+        self.aggregates = [cloud_api.ident('%s-agg-%d' % (self.prefix, a))
                            for a in range(aggregates)]
         self._roots = {}
 
@@ -157,7 +158,7 @@ class Topology:
         """The root's uuid (kept: every refresh asks for it twice)."""
         uuid = self._roots.get(node)
         if uuid is None:
-            uuid = self._roots[node] = bench.ident(self.name(node))
+            uuid = self._roots[node] = cloud_api.ident(self.name(node))
         return uuid
 
     def aggregate(self, node):
@@ -169,12 +170,12 @@ class Topology:
             return {self.root(node): {'resources': dict(FLAVOUR)}}
         return {
             self.root(node): {'resources': {'DISK_GB': FLAVOUR['DISK_GB']}},
-            bench.ident(self.name(node, '-numa0')): {'resources': {
+            cloud_api.ident(self.name(node, '-numa0')): {'resources': {
                 'VCPU': FLAVOUR['VCPU'],
                 'MEMORY_MB': FLAVOUR['MEMORY_MB']}}}
 
     def jobs(self):
-        """Loader jobs (see ``allocation_candidates.load``): one per
+        """Loader jobs (see ``toolkit.cloud_api.load``): one per
         tree, parents first, and one per sharing provider."""
         jobs = []
         for node in range(self.nodes):
@@ -332,9 +333,9 @@ class Cloud:
 
     def populate(self, rng):
         """Place ``--instances-per-node`` instances on every node."""
-        client = bench.Client(self.url, self.args.token, self.args.timeout)
+        client = cloud_api.Client(self.url, self.args.token, self.args.timeout)
         topology = self.topology
-        placed = [(bench.ident('%s-%s-instance-%d-%d' % (
+        placed = [(cloud_api.ident('%s-%s-instance-%d-%d' % (
             topology.prefix, self.label, node, i)), node, rng.choice(PROJECTS))
             for node in range(topology.nodes)
             for i in range(self.args.instances_per_node)]
@@ -411,7 +412,7 @@ class Cloud:
             requests = allocation_requests(body, CANDIDATES_TRIED)
         if not requests:
             return
-        consumer = bench.ident('%s-%s-boot-%f-%f' % (
+        consumer = cloud_api.ident('%s-%s-boot-%f-%f' % (
             self.topology.prefix, self.label, time.time(), rng.random()))
         project = rng.choice(PROJECTS)
         for request in requests[:CANDIDATES_TRIED]:
@@ -458,7 +459,7 @@ class Cloud:
         target = rng.randrange(self.topology.nodes)
         if target == node:
             target = (target + 1) % self.topology.nodes
-        migration = bench.ident('%s-migration-%f-%f' % (
+        migration = cloud_api.ident('%s-migration-%f-%f' % (
             consumer, time.time(), rng.random()))
         old = {rp: {'resources': a['resources']}
                for rp, a in current['allocations'].items()}
@@ -877,7 +878,7 @@ def main(argv=None):
     try:
         args.factors = [float(f) for f in args.factors.split(',')]
         pids = parse_pairs(args.pid, '--pid')
-        urls = bench.label_urls(args.url or []) if args.url else []
+        urls = labels.label_urls(args.url or []) if args.url else []
     except ValueError as exc:
         options.error(str(exc))
     if bool(urls) == bool(args.side_by_side):
@@ -926,9 +927,9 @@ def side_by_side(args):
 def load_cloud(cloud):
     """Create ``cloud``'s providers and place its instances."""
     args = cloud.args
-    client = bench.Client(cloud.url, args.token, args.timeout)
-    bench.load(client, cloud.topology.jobs(), args.threads,
-               '%s %s-%d' % (cloud.label, args.shape, args.nodes))
+    client = cloud_api.Client(cloud.url, args.token, args.timeout)
+    cloud_api.load(client, cloud.topology.jobs(), args.threads,
+                   '%s %s-%d' % (cloud.label, args.shape, args.nodes))
     start = time.monotonic()
     cloud.populate(random.Random(args.seed))
     print('%s: placed %d instances in %.1f s' % (

@@ -8,7 +8,7 @@ on the same database, thousands of times, and the medians compared::
     python3 -m benchmarks.metrics_overhead --requests 2000
 
 ``--providers N`` adds N flat compute nodes (bulk inserts, as
-``benchmarks.capacity_scrape`` loads them) and times a candidates query
+``benchmarks.toolkit.cloud_rows`` writes them) and times a candidates query
 over them, the flat scenario of ``benchmarks.allocation_candidates``
 without its trait. It also prints what the middleware alone costs per
 request around an application that does nothing.
@@ -24,7 +24,7 @@ import uuid
 
 import webob
 
-from benchmarks import capacity_scrape
+from benchmarks.toolkit import cloud_rows
 from benchmarks.toolkit import inprocess
 from placement.middleware import request_metrics
 from placement.observability import metrics
@@ -101,7 +101,7 @@ def main(argv=None):
         off = inprocess.application(db, metrics__enabled=False)
         paths = ['/allocation_candidates?resources=VCPU:1']
         if args.providers:
-            capacity_scrape.fill(db, args.providers, 3)
+            cloud_rows.fill_compute_nodes(db, args.providers, 3)
             paths = ['/allocation_candidates?resources=VCPU:1,DISK_GB:10,'
                      'MEMORY_MB:256&member_of=%s' % _first_aggregate(db)]
         rp = _setup(on)

@@ -5,9 +5,9 @@ The application is built as ``placement.wsgi.api`` builds it for gunicorn
 (configuration from ``OS_<GROUP>__<OPTION>`` variables, oslo.log set up,
 metrics on by default), on a fresh SQLite file unless ``--db-url`` names
 another database, with the provider ``benchmarks.small_gets`` creates.
-Every path of ``small_gets.PATHS`` is called ``--requests`` times per
-round, in ``--rounds`` interleaved rounds, with the WSGI environ a
-server would pass; it prints the median CPU milliseconds per request
+Every path of ``toolkit.small_requests.PATHS`` is called ``--requests``
+times per round, in ``--rounds`` interleaved rounds, with the WSGI
+environ a server would pass; it prints the median CPU milliseconds per request
 with the spread of the rounds::
 
     python3 -m benchmarks.request_cpu
@@ -30,6 +30,7 @@ counted: CPU time only), which shows that colder cost::
 import argparse
 import cProfile
 import io
+import json
 import os
 import pstats
 import statistics
@@ -37,8 +38,8 @@ import sys
 import tempfile
 import time
 
-from benchmarks import small_gets
 from benchmarks.toolkit import inprocess
+from benchmarks.toolkit import small_requests
 
 HEADERS = {
     'HTTP_X_AUTH_TOKEN': 'admin',
@@ -84,29 +85,24 @@ def call(app, method, path, body=b''):
     return int(answer['status'].split(' ', 1)[0]), data
 
 
-def prepare(app):
-    """Create the provider of ``small_gets`` with its inventory, trait
-    and aggregate."""
-    import json
-    provider = small_gets.PROVIDER
-    steps = [
-        ('POST', '/resource_providers',
-         {'uuid': provider, 'name': 'small-gets-provider'}),
-        ('PUT', '/resource_providers/%s/inventories' % provider,
-         {'resource_provider_generation': 0,
-          'inventories': {'VCPU': {'total': 8}}}),
-        ('PUT', '/resource_providers/%s/traits' % provider,
-         {'resource_provider_generation': 1,
-          'traits': ['HW_CPU_X86_AVX2']}),
-        ('PUT', '/resource_providers/%s/aggregates' % provider,
-         {'resource_provider_generation': 2,
-          'aggregates': [small_gets.AGGREGATE]}),
-    ]
-    for method, path, body in steps:
-        status, data = call(app, method, path, json.dumps(body).encode())
-        if status >= 300:
+class _Writer:
+    """``cloud_api.Client``'s ``write``, in process."""
+
+    def __init__(self, app):
+        self.app = app
+
+    def write(self, method, path, body=None, ok=(200, 201, 204)):
+        status, data = call(self.app, method, path,
+                            json.dumps(body).encode())
+        if status not in ok:
             raise RuntimeError('%s %s -> %s %s' % (method, path, status,
                                                    data[:200]))
+        return json.loads(data) if data else None
+
+
+def prepare(app):
+    """Create the provider of the small GETs."""
+    small_requests.create_provider(_Writer(app))
 
 
 def cpu_per_request(app, path, requests, gap=0.0):
@@ -165,13 +161,13 @@ def main(argv=None):
                                     os.path.join(tmp, 'placement.log'))
         prepare(app)
         if args.profile:
-            path = args.profile.replace('%s', small_gets.PROVIDER)
+            path = args.profile.replace('%s', small_requests.PROVIDER)
             print(profile(app, path, args.requests))
             return 0
         cpu_per_request(app, '/', 50)
-        found = measure(app, small_gets.PATHS, args.requests, args.rounds,
+        found = measure(app, small_requests.PATHS, args.requests, args.rounds,
                         args.gap / 1000)
-        for path in small_gets.PATHS:
+        for path in small_requests.PATHS:
             values = [v * 1000 for v in found[path]]
             print('GET %-62s %.3f ms CPU (rounds %.3f-%.3f)' % (
                 path[:62], statistics.median(values), min(values),

@@ -29,33 +29,19 @@ import statistics
 import sys
 import time
 
-from benchmarks import allocation_candidates as bench
+from benchmarks.toolkit import cloud_api
 from benchmarks.toolkit import http_loop
+from benchmarks.toolkit import labels
+from benchmarks.toolkit import small_requests
 from placement.tests import placement_http
-
-PROVIDER = bench.ident('small-gets-provider')
-AGGREGATE = bench.ident('small-gets-aggregate')
-PATHS = [
-    '/',
-    '/resource_providers/' + PROVIDER,
-    '/resource_providers?in_tree=' + PROVIDER,
-    '/resource_providers/%s/inventories' % PROVIDER,
-    '/resource_providers/%s/traits' % PROVIDER,
-    '/resource_providers/%s/aggregates' % PROVIDER,
-    '/resource_providers/%s/usages' % PROVIDER,
-    '/usages?project_id=' + bench.ident('small-gets-project'),
-]
-
 
 def prepare(url):
     client = placement_http.Client(url, timeout=30)
-    status = client.fetch('GET', '/resource_providers/' + PROVIDER).status
+    status = client.fetch(
+        'GET', '/resource_providers/' + small_requests.PROVIDER).status
     client.close()
     if status == 404:
-        bench.create_provider(bench.Client(url, 'admin', 30),
-                              'small-gets-provider', {'VCPU': {'total': 8}},
-                              traits=['HW_CPU_X86_AVX2'],
-                              aggregates=[AGGREGATE])
+        small_requests.create_provider(cloud_api.Client(url, 'admin', 30))
 
 
 def one_round(url, path, requests):
@@ -147,7 +133,7 @@ def run(urls, args):
     for _label, url in urls:
         prepare(url)
     root_rates = {}
-    for path in PATHS:
+    for path in small_requests.PATHS:
         medians, rates = measure(urls, path, args)
         if path == '/':
             root_rates = rates
@@ -180,7 +166,7 @@ def main(argv=None):
         with servers.side_by_side(
                 args.workers, gunicorn_args=args.gunicorn_args) as started:
             return run([(s.label, s.url) for s in started], args)
-    return run(bench.label_urls(args.url), args)
+    return run(labels.label_urls(args.url), args)
 
 
 if __name__ == '__main__':

@@ -22,14 +22,14 @@ import statistics
 import sys
 import tempfile
 
-from benchmarks import allocation_writes
+from benchmarks.toolkit import allocation_load
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 from placement.tests import haproxy
 
 
 def _run(balancer, hosts, args, seed):
-    load = allocation_writes.AllocationLoad(
+    load = allocation_load.AllocationLoad(
         balancer.url, mode=args.mode, clients=args.clients,
         attempts=args.attempts, seed=seed)
     load.prepare()

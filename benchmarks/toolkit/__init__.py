@@ -3,18 +3,24 @@ package measure, this package serves them:
 
 ``servers``
     our server, upstream Placement 16.0.0, or both side by side, under
-    gunicorn on databases of their own;
+    gunicorn on databases of their own (``side_by_side``), or on SQLite
+    files a benchmark fills between starts (``on_sqlite_files``);
+``labels``
+    how reports name the servers: ours, upstream, or ``--url LABEL=``;
 ``inprocess``
     the application in this process, built as gunicorn's worker builds it;
 ``http_loop``
     many concurrent HTTP exchanges from one thread;
+``cloud_api``, ``cloud_rows``, ``small_requests``
+    the clouds benchmarks build: over the API, or as bulk rows in the
+    database; the one provider and paths of the small GETs;
+``allocation_load``, ``allocation_ledger``
+    concurrent allocation writes, and what clients were told about them
+    checked against the server's state;
 ``proc_cpu``, ``endpoint_cpu``
     server CPU per request, per process tree and per kind of request;
 ``stats``
-    percentiles, one definition for every report;
-``allocation_ledger``
-    what clients were told about their writes, checked against the
-    server's state.
+    percentiles, one definition for every report.
 
 The HTTP client itself (``placement.tests.placement_http``) and the
 gunicorn starters (``placement.tests.gunicorn_server``,

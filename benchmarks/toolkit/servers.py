@@ -20,9 +20,12 @@ import dataclasses
 import os
 import sqlite3
 import tempfile
+import time
 
 import sqlalchemy as sa
 
+from benchmarks.toolkit import labels
+from benchmarks.toolkit import proc_cpu
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 from placement.tests import placement_http
@@ -128,14 +131,14 @@ def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
             ours = gunicorn_server.GunicornServer(
                 ours_db, os.path.join(tmp, 'ours.log'),
                 workers=workers,
-                gunicorn_args=args + list(own_args.get('ours', ())))
+                gunicorn_args=args + list(own_args.get(labels.OURS, ())))
             # gunicorn puts its working directory on sys.path.
             ours.cwd = tmp
             stack.enter_context(ours)
             copy = (copy and prepare is not None and with_upstream
                     and can_copy())
             if prepare is not None:
-                prepare('ours', ours.url)
+                prepare(labels.OURS, ours.url)
             if with_upstream:
                 venv = upstream.ensure_venv(tmp)
                 db_url = _database(tmp, 'upstream')
@@ -150,17 +153,101 @@ def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
                     upstream.manage(venv, config, tmp, 'db', 'sync')
                 theirs = upstream.UpstreamServer(
                     venv, db_url, tmp, os.path.join(tmp, 'upstream.log'),
-                    workers=workers,
-                    gunicorn_args=args + list(own_args.get('upstream', ())))
+                    workers=workers, gunicorn_args=args + list(
+                        own_args.get(labels.UPSTREAM, ())))
                 stack.enter_context(theirs)
                 if copy:
                     count = check_same_cloud(ours.url, theirs.url)
                     print('upstream: a copy of our database, %d providers '
                           'read back alike' % count, flush=True)
                 elif prepare is not None:
-                    prepare('upstream', theirs.url)
-            served = [Served('ours', ours.url, ours._process.pid)]
+                    prepare(labels.UPSTREAM, theirs.url)
+            served = [Served(labels.OURS, ours.url, ours._process.pid)]
             if with_upstream:
-                served.append(Served('upstream', theirs.url,
+                served.append(Served(labels.UPSTREAM, theirs.url,
                                      theirs._process.pid))
             yield served
+
+
+class Restartable:
+    """A server a benchmark stops and starts again around bulk writes to
+    its SQLite file (``db_url``), and whose workers it measures."""
+
+    def __init__(self, label, server):
+        self.label, self.server = label, server
+        self.db_url = server.db_url
+
+    @property
+    def url(self):
+        return self.server.url
+
+    def start(self, timeout):
+        """Start and wait until ``GET /`` answers."""
+        self.server.start(timeout)
+
+    def stop(self):
+        self.server.stop()
+
+    def wait(self, path, timeout):
+        """Poll until ``path`` answers 200."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.server._process.poll() is not None:
+                raise RuntimeError('%s exited: %s' % (
+                    self.label, self.server.log()))
+            client = placement_http.Client(self.url, timeout=timeout)
+            resp = client.fetch('GET', path)
+            client.close()
+            if resp.status == 200:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError('%s: no 200 for %s within %g s (%s)' % (
+                    self.label, path, timeout, resp.status or resp.failure))
+            time.sleep(0.2)
+
+    def workers(self):
+        """Pids of the gunicorn workers."""
+        return self.server.worker_pids()
+
+    def cpu_seconds(self):
+        """User and system CPU time the workers have used so far."""
+        return sum(proc_cpu.tree_seconds(pid) or 0
+                   for pid in self.workers())
+
+    def rss_mb(self):
+        """Each worker's resident memory (``VmRSS``), in MiB."""
+        sizes = []
+        for pid in self.workers():
+            with open('/proc/%d/status' % pid) as f:
+                for line in f:
+                    if line.startswith('VmRSS:'):
+                        sizes.append(int(line.split()[1]) / 1024)
+        return sizes
+
+
+def on_sqlite_files(workdir, upstream_venv=None, workers=2, timeout=60):
+    """[Restartable] ours and, with ``upstream_venv`` (a virtualenv with
+    upstream Placement and gunicorn), upstream, each on an SQLite file of
+    its own in ``workdir``, not started. A first start creates the
+    schema and the standard names a bulk loader needs; ``timeout`` is
+    the clients', which gunicorn's worker timeout exceeds."""
+    args = ['--timeout', str(int(timeout) + 5)]
+    ours = gunicorn_server.GunicornServer(
+        'sqlite:///' + os.path.join(workdir, 'ours.db'),
+        os.path.join(workdir, 'ours.log'), workers=workers,
+        gunicorn_args=args)
+    # gunicorn puts its working directory on sys.path.
+    ours.cwd = workdir
+    found = [Restartable(labels.OURS, ours)]
+    if upstream_venv:
+        db_url = 'sqlite:///' + os.path.join(workdir, 'upstream.db')
+        upstream.manage(upstream_venv, upstream.write_config(
+            os.path.join(workdir, 'upstream.conf'), db_url), workdir,
+            'db', 'sync')
+        # --preload: the master writes the standard names once, before
+        # the workers start.
+        found.append(Restartable(labels.UPSTREAM, upstream.UpstreamServer(
+            upstream_venv, db_url, workdir,
+            os.path.join(workdir, 'upstream.log'), workers=workers,
+            gunicorn_args=args + ['--preload'])))
+    return found

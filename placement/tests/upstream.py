@@ -167,9 +167,12 @@ class UpstreamServer(gunicorn_server.GunicornServer):
         file can deadlock; the loser fails to boot and takes the whole
         gunicorn down (a side-by-side benchmark then meets "connection
         refused"). So on SQLite one worker boots first, alone, and the
-        workers started after it find nothing left to write.
+        workers started after it find nothing left to write; with
+        ``--preload`` the master loads the application once, before
+        any worker starts, and needs no such boot.
         """
-        if self.workers > 1 and self.db_url.startswith('sqlite'):
+        if (self.workers > 1 and self.db_url.startswith('sqlite')
+                and '--preload' not in self.gunicorn_args):
             workers, self.workers = self.workers, 1
             try:
                 super().start(timeout)

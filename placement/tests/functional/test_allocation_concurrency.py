@@ -2,7 +2,7 @@
 
 A real gunicorn with several workers (processes, so the database is the
 only thing they share) takes many concurrent writes from the
-``benchmarks.allocation_writes`` load: new consumers by PUT and POST,
+``benchmarks.toolkit.allocation_load`` load: new consumers by PUT and POST,
 POSTs moving consumers between providers, DELETEs, with demand beyond
 capacity. Everything is then read back through the API and compared with
 what the clients were told (``benchmarks.toolkit.allocation_ledger``).
@@ -21,8 +21,8 @@ import uuid
 
 import pytest
 
-from benchmarks import allocation_writes
 from benchmarks.toolkit import allocation_ledger
+from benchmarks.toolkit import allocation_load
 from placement.tests import gunicorn_server
 from placement.tests import placement_http
 
@@ -40,7 +40,7 @@ def server(tmp_path_factory):
 
 
 def _mixed_load(server, seed):
-    load = allocation_writes.AllocationLoad(
+    load = allocation_load.AllocationLoad(
         server.url, mode='mixed', clients=CLIENTS, attempts=ATTEMPTS,
         seed=seed)
     load.prepare()
@@ -50,7 +50,7 @@ def _mixed_load(server, seed):
 def _summary(load, verification, server):
     """The benchmark's report plus the server's errors."""
     out = io.StringIO()
-    allocation_writes.report(load, verification, out)
+    allocation_load.report(load, verification, out)
     return out.getvalue() + server.errors()
 
 
@@ -74,7 +74,7 @@ def test_concurrent_writes_keep_usages_exact_and_within_capacity(server):
     # Every kind of write got through, and demand beyond capacity was
     # refused, so both sides of the capacity check were exercised.
     assert set(tally.successes_by_kind) == set(
-        allocation_writes.MIXED_KINDS), tally.successes_by_kind
+        allocation_load.MIXED_KINDS), tally.successes_by_kind
     assert any('exceed the capacity' in message
                for message in tally.conflict_messages), (
         'no write was refused for capacity; the load proves nothing')
@@ -167,7 +167,7 @@ def _states(rp, project):
 @pytest.fixture
 def provider(server):
     client = placement_http.Client(server.url)
-    yield allocation_writes.create_provider(
+    yield allocation_load.create_provider(
         client, 'contended-%s' % uuid.uuid4().hex[:8], CLIENTS * 10)
     client.close()
 

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from benchmarks import allocation_writes
+from benchmarks.toolkit import allocation_load
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 from placement.tests import haproxy
@@ -68,7 +68,7 @@ def test_a_write_through_the_balancer_is_seen_by_every_host_at_once(
             rc = 'CUSTOM_SEEN_%s' % uuid.uuid4().hex[:12].upper()
             client.checked('PUT', '/resource_classes/%s' % rc,
                            expect=(201,))
-            rp = allocation_writes.create_provider(
+            rp = allocation_load.create_provider(
                 client, 'seen-%s' % rc, 4)
             client.checked(
                 'PUT', '/resource_providers/%s/inventories' % rp,
@@ -93,7 +93,7 @@ def test_a_write_through_the_balancer_is_seen_by_every_host_at_once(
 def test_concurrent_writes_through_the_balancer_are_exact(hosts):
     balancer, servers = hosts
     before = [_requests_served(s) for s in servers]
-    load = allocation_writes.AllocationLoad(
+    load = allocation_load.AllocationLoad(
         balancer.url, mode='mixed', clients=12, attempts=400, seed=5,
         provider_writes=True)
     load.prepare()
@@ -102,7 +102,7 @@ def test_concurrent_writes_through_the_balancer_are_exact(hosts):
     verification = load.verify([s.url for s in servers])
 
     out = io.StringIO()
-    allocation_writes.report(load, verification, out)
+    allocation_load.report(load, verification, out)
     summary = out.getvalue() + ''.join(s.errors() for s in servers)
     print(summary)
     tally = load.tally

@@ -12,7 +12,7 @@ certification conflicts surface at COMMIT) or to the first only
 backends skip: a single SQLite file or MariaDB server is already covered
 by ``test_allocation_concurrency.py``.
 
-Each run is ``benchmarks.allocation_writes`` with demand a third above
+Each run is ``benchmarks.toolkit.allocation_load`` with demand a third above
 capacity; its report is printed (``pytest -s``) and is the assertion
 message.
 """
@@ -25,7 +25,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from benchmarks import allocation_writes
+from benchmarks.toolkit import allocation_load
 from placement.db import api as db_api
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
@@ -120,7 +120,7 @@ def _report(load, verification, servers):
     out = io.StringIO()
     print('writes through %d host(s), read back through %d'
           % (len(load.urls), len(servers)), file=out)
-    allocation_writes.report(load, verification, out)
+    allocation_load.report(load, verification, out)
     failures = _failures(servers)
     if failures:
         print('failed requests in the hosts\' logs since they started:\n'
@@ -133,7 +133,7 @@ def _report(load, verification, servers):
 def test_writes_through_every_host_are_exact_and_never_5xx(
         hosts, mode, writers):
     urls = [server.url for server in hosts]
-    load = allocation_writes.AllocationLoad(
+    load = allocation_load.AllocationLoad(
         urls if writers == 'multi' else urls[:1], mode=mode,
         clients=CLIENTS, attempts=ATTEMPTS, seed=len(mode),
         provider_writes=True)
@@ -158,7 +158,7 @@ def test_writes_through_every_host_are_exact_and_never_5xx(
         'no write was refused for capacity; the load proves nothing')
     if mode == 'mixed':
         assert set(tally.successes_by_kind) == set(
-            allocation_writes.mixed_kinds(True)), summary
+            allocation_load.mixed_kinds(True)), summary
         for url in urls:
             client = placement_http.Client(url)
             try:

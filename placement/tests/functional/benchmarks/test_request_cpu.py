@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from benchmarks import small_gets
+from benchmarks.toolkit import small_requests
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -25,9 +25,9 @@ def _run(*args):
 
 def test_it_reports_every_path():
     out = _run('--requests', '3', '--rounds', '1')
-    for path in small_gets.PATHS:
+    for path in small_requests.PATHS:
         assert 'GET %s' % path[:62] in out
-    assert out.count('ms CPU') == len(small_gets.PATHS)
+    assert out.count('ms CPU') == len(small_requests.PATHS)
 
 
 def test_it_profiles_one_path():
@@ -39,4 +39,4 @@ def test_it_profiles_one_path():
 
 def test_it_sleeps_between_requests_when_asked():
     out = _run('--requests', '2', '--rounds', '1', '--gap', '1')
-    assert out.count('ms CPU') == len(small_gets.PATHS)
+    assert out.count('ms CPU') == len(small_requests.PATHS)

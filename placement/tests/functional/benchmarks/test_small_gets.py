@@ -3,6 +3,7 @@
 import re
 
 from benchmarks import small_gets
+from benchmarks.toolkit import small_requests
 from placement.tests import gunicorn_server
 
 
@@ -16,5 +17,5 @@ def test_every_path_with_its_share_of_get_root(tmp_path_factory, capsys):
     lines = re.findall(r'^GET (\S+) +ours +median [\d.]+ ms .* c2 \d+ '
                        r'req/s .* ([\d.]+) of its GET /$', out, re.M)
     assert [path for path, _share in lines] == [
-        path[:60] for path in small_gets.PATHS], out
+        path[:60] for path in small_requests.PATHS], out
     assert lines[0][1] == '1.00'

@@ -8,7 +8,7 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from benchmarks import scale
+from benchmarks.toolkit import cloud_rows
 from placement.db import api as db_api
 from placement.db import tables
 from placement.objects.candidates import provider_index
@@ -152,7 +152,8 @@ def test_one_per_process_and_database(tmp_path):
 
 
 def test_memory_per_provider_is_bounded(ctx):
-    scale.bulk_load(str(ctx.db.engine.url), scale.flat_providers(1000))
+    cloud_rows.bulk_load(str(ctx.db.engine.url),
+                         cloud_rows.flat_providers(1000))
     provider_listing.list_providers(ctx)  # statements compiled, caches warm
     with ctx.db.transaction(write=False) as conn:
         # The same kind of transaction and refresh once, thrown away: what

@@ -52,40 +52,6 @@ def _result(label, times=(), counts=None, **kw):
     return result
 
 
-# --url parsing
-
-def test_labelled_and_unlabelled_urls():
-    assert bench.parse_url('ours=http://127.0.0.1:8300') == (
-        'ours', 'http://127.0.0.1:8300')
-    assert bench.parse_url('http://127.0.0.1:8300/placement') == (
-        None, 'http://127.0.0.1:8300/placement')
-    # An '=' further on is part of the URL, not a label.
-    assert bench.parse_url('http://h:1/p?a=b') == (None, 'http://h:1/p?a=b')
-
-
-@pytest.mark.parametrize('value', [
-    'https://127.0.0.1:8300', '127.0.0.1:8300', 'ours=', 'ours=ftp://h',
-    'ours=http://'])
-def test_urls_that_are_not_http_are_refused(value):
-    with pytest.raises(ValueError):
-        bench.parse_url(value)
-
-
-def test_unlabelled_urls_are_labelled_by_host_and_port_in_order():
-    assert bench.label_urls([
-        'http://127.0.0.1:8300', 'upstream=http://127.0.0.1:8301']) == [
-        ('127.0.0.1:8300', 'http://127.0.0.1:8300'),
-        ('upstream', 'http://127.0.0.1:8301')]
-
-
-@pytest.mark.parametrize('values', [
-    ['http://h:1', 'http://h:1/other'],
-    ['a=http://h:1', 'a=http://h:2']])
-def test_labels_must_differ(values):
-    with pytest.raises(ValueError, match='labels must differ'):
-        bench.label_urls(values)
-
-
 def test_main_defaults_rounds_by_number_of_servers(monkeypatch):
     seen = []
     monkeypatch.setattr(bench, 'flat', lambda servers, args: seen.append(
@@ -101,28 +67,6 @@ def test_main_defaults_rounds_by_number_of_servers(monkeypatch):
 def test_main_rejects_a_bad_url():
     with pytest.raises(SystemExit):
         bench.main(['--url', 'a=http://h:1', '--url', 'a=http://h:2'])
-
-
-# Timing
-
-def test_latency_clock_stops_before_the_body_is_decoded(monkeypatch):
-    fetched = []
-
-    class _Http:
-        def __init__(self, url, token, timeout):
-            pass
-
-        def fetch(self, method, path):
-            fetched.append((method, path))
-            return placement_http.Response(200, _body(2))
-
-        def close(self):
-            pass
-
-    monkeypatch.setattr(placement_http, 'Client', _Http)
-    resp, seconds = bench.Client('http://h:1', 'admin', 5).get('/x')
-    assert fetched == [('GET', '/x')]
-    assert isinstance(resp.body, bytes) and seconds >= 0
 
 
 # Interleaving, medians, throughput

@@ -5,7 +5,7 @@ import uuid
 
 import sqlalchemy as sa
 
-from benchmarks import scale
+from benchmarks.toolkit import cloud_rows
 from placement.db import tables
 from placement.objects.candidates import provider_index
 
@@ -20,8 +20,9 @@ def _load(db):
 def test_each_provider_id_is_one_object(ctx):
     # Ids past 256 are new int objects per row read: the maps and sets
     # must all hold the one the provider's own row brought.
-    scale.bulk_load(str(ctx.db.engine.url), scale.flat_providers(300))
-    scale.bulk_load(str(ctx.db.engine.url), scale.nested_providers(2))
+    url = str(ctx.db.engine.url)
+    cloud_rows.bulk_load(url, cloud_rows.flat_providers(300))
+    cloud_rows.bulk_load(url, cloud_rows.nested_providers(2))
     with ctx.db.transaction(write=True) as conn:
         vcpu = conn.execute(sa.select(tables.resource_classes.c.id).where(
             tables.resource_classes.c.name == 'VCPU')).scalar()

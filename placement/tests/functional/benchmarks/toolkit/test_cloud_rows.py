@@ -1,11 +1,11 @@
-"""benchmarks/scale.py writes, with bulk SQL, exactly the rows the API
-writes for the same providers (so that what it measures is a cloud the
-API could have made)."""
+"""benchmarks/toolkit/cloud_rows.py writes, with bulk SQL, exactly the
+rows the API writes for the same providers (so that what a benchmark
+measures is a cloud the API could have made)."""
 
 import sqlalchemy as sa
 
-from benchmarks import allocation_candidates as bench
-from benchmarks import scale
+from benchmarks.toolkit import cloud_api
+from benchmarks.toolkit import cloud_rows
 from placement.db import tables
 from placement.tests import fixtures
 
@@ -20,10 +20,10 @@ def _api_load(app, providers):
         assert resp.status_int < 300, resp.text
         return resp.json_body if resp.body else None
     for name, parent, inventories, traits, aggregates in providers:
-        rp = bench.ident(name)
+        rp = cloud_api.ident(name)
         body = {'name': name, 'uuid': rp}
         if parent:
-            body['parent_provider_uuid'] = bench.ident(parent)
+            body['parent_provider_uuid'] = cloud_api.ident(parent)
         call('POST', '/resource_providers', body)
         path = '/resource_providers/' + rp
         generation = 0
@@ -42,7 +42,7 @@ def _api_load(app, providers):
         if aggregates:
             call('PUT', path + '/aggregates', {
                 'resource_provider_generation': generation,
-                'aggregates': [bench.ident(a) for a in aggregates]})
+                'aggregates': [cloud_api.ident(a) for a in aggregates]})
 
 
 def _snapshot(db):
@@ -69,12 +69,12 @@ def _snapshot(db):
 
 
 def test_bulk_rows_are_the_rows_the_api_writes():
-    providers = list(scale.flat_providers(4)) + list(
-        scale.nested_providers(2))
+    providers = list(cloud_rows.flat_providers(4)) + list(
+        cloud_rows.nested_providers(2))
     bulk_db, bulk_cleanup = fixtures.new_database()
     try:
         url = bulk_db.engine.url.render_as_string(hide_password=False)
-        assert scale.bulk_load(url, providers) == len(providers)
+        assert cloud_rows.bulk_load(url, providers) == len(providers)
         bulk = _snapshot(bulk_db)
     finally:
         bulk_cleanup()

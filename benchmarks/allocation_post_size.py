@@ -21,6 +21,7 @@ import argparse
 import cProfile
 import json
 import pstats
+import statistics
 import sys
 import tempfile
 import time
@@ -30,6 +31,7 @@ from sqlalchemy import event
 import webob
 
 from benchmarks.toolkit import inprocess
+from benchmarks.toolkit import stats
 
 
 CLASSES = ('VCPU', 'MEMORY_MB', 'DISK_GB')
@@ -147,13 +149,13 @@ def run(app, db, sizes, profile_size=None, puts=0):
         print('%-28s %6d %9.3f %11d' % ('PUT 1 consumer', status, seconds,
                                         statements))
     if puts:
-        times = sorted(
+        times = [
             measure(app, counter, 'PUT', '/allocations/%s' % uuid.uuid4(),
                     next(iter(post_body(rps, 1).values())))[1]
-            for _ in range(puts))
+            for _ in range(puts)]
         print('PUT round trips: %d, median %.2f ms, p90 %.2f ms' % (
-            puts, 1000 * times[len(times) // 2],
-            1000 * times[int(len(times) * 0.9)]))
+            puts, 1000 * statistics.median(times),
+            1000 * stats.percentile(times, 0.9)))
 
 
 if __name__ == '__main__':

@@ -43,7 +43,6 @@ import time
 import uuid
 
 import sqlalchemy as sa
-import webob
 
 from benchmarks.toolkit import cloud_api
 from benchmarks.toolkit import cloud_rows
@@ -154,15 +153,6 @@ def load(url, scenario, size):
 
 # -- timing -------------------------------------------------------------------
 
-def get(app, path, expect=200):
-    req = webob.Request.blank(path, remote_addr='127.0.0.1')
-    start = time.perf_counter()
-    resp = req.get_response(app)
-    elapsed = time.perf_counter() - start
-    assert resp.status_int == expect, resp.text[:300]
-    return elapsed, resp
-
-
 def write(app, provider, amounts):
     resp = fixtures.call_as_admin(
         app, 'PUT', '/allocations/%s' % uuid.uuid4(),
@@ -200,23 +190,26 @@ def bench_fit(args):
                 loaded = time.perf_counter() - start
                 app = inprocess.application(db)
                 query = FLAT_FLAVOR if scenario == 'flat' else NESTED_FLAVOR
-                index_load, _ = get(app, '/capacity/fit?resources=VCPU:1')
+                index_load, _ = inprocess.timed_get(
+                    app, '/capacity/fit?resources=VCPU:1')
                 name = '%s-%d' % (scenario, size)
                 print('%s: written in %.1f s; index load %.2f s' % (
                     name, loaded, index_load), flush=True)
-                first, resp = get(app, '/capacity/fit?' + query)
+                first, resp = inprocess.timed_get(
+                    app, '/capacity/fit?' + query)
                 fit = resp.json['fit']
                 report(name + ' fit, first', [first],
                        '  total %d over %d trees' % (
                            fit['total'], len(fit['by_root'])))
                 report(name + ' fit, unchanged', [
-                    get(app, '/capacity/fit?' + query)[0]
+                    inprocess.timed_get(app, '/capacity/fit?' + query)[0]
                     for _ in range(args.repeat)])
                 rng = random.Random(size)
                 times = []
                 for _ in range(args.repeat):
                     write(app, *rng.choice(targets))
-                    times.append(get(app, '/capacity/fit?' + query)[0])
+                    times.append(inprocess.timed_get(
+                        app, '/capacity/fit?' + query)[0])
                 report(name + ' fit, after one write', times)
                 db.dispose()
 
@@ -237,7 +230,8 @@ def bench_metrics(args):
             db, metrics__capacity_refresh_interval=3600)
         ctx = context.AdminContext(db, conf)
         requests = capacity_flavors.named(conf)
-        get(app, '/capacity/fit?resources=VCPU:1')  # the index, loaded
+        # The index, loaded.
+        inprocess.timed_get(app, '/capacity/fit?resources=VCPU:1')
         name = 'flat-%d, %d flavors' % (args.providers, len(requests))
         start = time.perf_counter()
         # As GET /metrics runs it: the collector paused.
@@ -256,13 +250,15 @@ def bench_metrics(args):
                 capacity_fit.flavor_fits(ctx, requests, 0)
             times.append(time.perf_counter() - start)
         report(name + ': fit part, %d writes between' % args.writes, times)
-        first, _ = get(app, '/metrics')
+        first, _ = inprocess.timed_get(app, '/metrics')
         report(name + ': /metrics, cold', [first])
         report(name + ': /metrics, cached', [
-            get(app, '/metrics')[0] for _ in range(args.repeat)])
-        get(plain, '/metrics')
+            inprocess.timed_get(app, '/metrics')[0]
+            for _ in range(args.repeat)])
+        inprocess.timed_get(plain, '/metrics')
         report('flat-%d, no flavors: /metrics, cached' % args.providers, [
-            get(plain, '/metrics')[0] for _ in range(args.repeat)])
+            inprocess.timed_get(plain, '/metrics')[0]
+            for _ in range(args.repeat)])
         db.dispose()
 
 

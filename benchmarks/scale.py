@@ -39,7 +39,7 @@ checkout's virtualenv (it imports placement and SQLAlchemy).
 
 import argparse
 import contextlib
-import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -210,9 +210,7 @@ def run_scenario(scenario, args):
         for server in servers:
             server.stop()
         if not args.keep:
-            for name in os.listdir(workdir):
-                os.unlink(os.path.join(workdir, name))
-            os.rmdir(workdir)
+            shutil.rmtree(workdir)
         else:
             print('kept', workdir)
 

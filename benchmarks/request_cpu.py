@@ -41,50 +41,6 @@ import time
 from benchmarks.toolkit import inprocess
 from benchmarks.toolkit import small_requests
 
-HEADERS = {
-    'HTTP_X_AUTH_TOKEN': 'admin',
-    'HTTP_ACCEPT': 'application/json',
-    'HTTP_OPENSTACK_API_VERSION': 'placement 1.39',
-    'HTTP_HOST': '127.0.0.1:8000',
-    'HTTP_CONNECTION': 'keep-alive',
-}
-
-
-def environ_for(method, path, body=b''):
-    """What a WSGI server passes for ``method path``."""
-    path_info, _sep, query = path.partition('?')
-    environ = {
-        'REQUEST_METHOD': method, 'SCRIPT_NAME': '', 'PATH_INFO': path_info,
-        'QUERY_STRING': query, 'SERVER_NAME': '127.0.0.1',
-        'SERVER_PORT': '8000', 'SERVER_PROTOCOL': 'HTTP/1.1',
-        'REMOTE_ADDR': '127.0.0.1', 'REMOTE_PORT': '40000',
-        'wsgi.version': (1, 0), 'wsgi.url_scheme': 'http',
-        'wsgi.input': io.BytesIO(body), 'wsgi.errors': sys.stderr,
-        'wsgi.multithread': True, 'wsgi.multiprocess': True,
-        'wsgi.run_once': False,
-    }
-    environ.update(HEADERS)
-    if body:
-        environ['CONTENT_TYPE'] = 'application/json'
-        environ['CONTENT_LENGTH'] = str(len(body))
-    return environ
-
-
-def call(app, method, path, body=b''):
-    """(status, body bytes) of one request, the response fully consumed."""
-    answer = {}
-
-    def start_response(status, headers, exc_info=None):
-        answer['status'] = status
-    result = app(environ_for(method, path, body), start_response)
-    try:
-        data = b''.join(result)
-    finally:
-        if hasattr(result, 'close'):
-            result.close()
-    return int(answer['status'].split(' ', 1)[0]), data
-
-
 class _Writer:
     """``cloud_api.Client``'s ``write``, in process."""
 
@@ -92,8 +48,8 @@ class _Writer:
         self.app = app
 
     def write(self, method, path, body=None, ok=(200, 201, 204)):
-        status, data = call(self.app, method, path,
-                            json.dumps(body).encode())
+        status, data = inprocess.call(self.app, method, path,
+                                      json.dumps(body).encode())
         if status not in ok:
             raise RuntimeError('%s %s -> %s %s' % (method, path, status,
                                                    data[:200]))
@@ -110,7 +66,7 @@ def cpu_per_request(app, path, requests, gap=0.0):
     two requests."""
     start = time.process_time()
     for _ in range(requests):
-        status, _data = call(app, 'GET', path)
+        status, _data = inprocess.call(app, 'GET', path)
         if status != 200:
             raise RuntimeError('%s -> %s' % (path, status))
         if gap:

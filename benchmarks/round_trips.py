@@ -153,16 +153,16 @@ class sent:
 def build(url):
     """The application on the fresh database at ``url``, migrated, its
     round trips counted."""
-    from benchmarks import allocation_post_size
-    app, db = allocation_post_size.build(url)
+    from benchmarks.toolkit import inprocess
+    db = inprocess.database(url)
     count_round_trips(db.engine)
-    return app
+    return inprocess.application(db)
 
 
 def call(app, method, path, body=None):
-    from benchmarks import request_cpu
+    from benchmarks.toolkit import inprocess
     data = json.dumps(body).encode() if body is not None else b''
-    status, answer = request_cpu.call(app, method, path, data)
+    status, answer = inprocess.call(app, method, path, data)
     return status, (json.loads(answer) if answer else None)
 
 

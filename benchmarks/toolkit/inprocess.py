@@ -3,6 +3,8 @@ a server: built as gunicorn's worker builds it (``deploy.loadapp``:
 start-up work, then the middleware pipeline), on a migrated database,
 ``noauth2``, configured by ``group__option`` overrides."""
 
+import io
+import sys
 import time
 
 import webob
@@ -42,3 +44,48 @@ def timed_get(app, path, expect=200, headers=None):
     elapsed = time.perf_counter() - start
     assert resp.status_int == expect, resp.text[:300]
     return elapsed, resp
+
+
+HEADERS = {
+    'HTTP_X_AUTH_TOKEN': 'admin',
+    'HTTP_ACCEPT': 'application/json',
+    'HTTP_OPENSTACK_API_VERSION': 'placement 1.39',
+    'HTTP_HOST': '127.0.0.1:8000',
+    'HTTP_CONNECTION': 'keep-alive',
+}
+
+
+def environ_for(method, path, body=b''):
+    """What a WSGI server passes for ``method path``."""
+    path_info, _sep, query = path.partition('?')
+    environ = {
+        'REQUEST_METHOD': method, 'SCRIPT_NAME': '', 'PATH_INFO': path_info,
+        'QUERY_STRING': query, 'SERVER_NAME': '127.0.0.1',
+        'SERVER_PORT': '8000', 'SERVER_PROTOCOL': 'HTTP/1.1',
+        'REMOTE_ADDR': '127.0.0.1', 'REMOTE_PORT': '40000',
+        'wsgi.version': (1, 0), 'wsgi.url_scheme': 'http',
+        'wsgi.input': io.BytesIO(body), 'wsgi.errors': sys.stderr,
+        'wsgi.multithread': True, 'wsgi.multiprocess': True,
+        'wsgi.run_once': False,
+    }
+    environ.update(HEADERS)
+    if body:
+        environ['CONTENT_TYPE'] = 'application/json'
+        environ['CONTENT_LENGTH'] = str(len(body))
+    return environ
+
+
+def call(app, method, path, body=b''):
+    """(status, body bytes) of one request with the environ a WSGI server
+    passes, the response fully consumed: what a worker spends on it."""
+    answer = {}
+
+    def start_response(status, headers, exc_info=None):
+        answer['status'] = status
+    result = app(environ_for(method, path, body), start_response)
+    try:
+        data = b''.join(result)
+    finally:
+        if hasattr(result, 'close'):
+            result.close()
+    return int(answer['status'].split(' ', 1)[0]), data

@@ -8,7 +8,8 @@ package measure, this package serves them:
 ``labels``
     how reports name the servers: ours, upstream, or ``--url LABEL=``;
 ``inprocess``
-    the application in this process, built as gunicorn's worker builds it;
+    the application in this process, built as gunicorn's worker builds it,
+    and a request through it as a WSGI server passes one;
 ``http_loop``
     many concurrent HTTP exchanges from one thread;
 ``cloud_api``, ``cloud_rows``, ``small_requests``

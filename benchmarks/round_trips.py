@@ -11,6 +11,7 @@ request ``benchmarks.cloud_traffic`` sends, on a small cloud built the
 same way (flat nodes, aggregates with sharing providers, instances)::
 
     tools/with-postgresql.sh .venv/bin/python -m benchmarks.round_trips
+    tools/with-mysql.sh .venv/bin/python -m benchmarks.round_trips
     python3 -m benchmarks.round_trips            # SQLite file
     ... -m benchmarks.round_trips --show 'PUT inventories'
 
@@ -122,6 +123,30 @@ def _sqlite_factory():
     return 'factory', Connection
 
 
+def _pymysql_factory():
+    import pymysql
+
+    class Connection(pymysql.connections.Connection):
+        # Every statement, COMMIT and ROLLBACK is a round trip; PyMySQL
+        # sends no BEGIN (the server starts a transaction by itself).
+        def query(self, sql, unbuffered=False):
+            return _timed(super().query, sql, unbuffered)
+
+        def commit(self):
+            return _timed(lambda _sql: super(Connection, self).commit(),
+                          'COMMIT')
+
+        def rollback(self):
+            return _timed(lambda _sql: super(Connection, self).rollback(),
+                          'ROLLBACK')
+
+        def begin(self):
+            return _timed(lambda _sql: super(Connection, self).begin(),
+                          'BEGIN')
+
+    return None, Connection
+
+
 def count_round_trips(engine):
     """Make every new connection of ``engine`` report its statements to
     ``sent()``."""
@@ -130,11 +155,16 @@ def count_round_trips(engine):
         key, factory = _psycopg2_factory()
     elif backend == 'sqlite':
         key, factory = _sqlite_factory()
+    elif backend == 'mysql' and engine.dialect.driver == 'pymysql':
+        key, factory = _pymysql_factory()
     else:
-        raise SystemExit('round trips are counted on PostgreSQL and SQLite')
+        raise SystemExit('round trips are counted on PostgreSQL, MySQL '
+                         '(PyMySQL) and SQLite')
 
     @sa.event.listens_for(engine, 'do_connect')
-    def _connect(_dialect, _record, _cargs, cparams):
+    def _connect(_dialect, _record, cargs, cparams):
+        if key is None:  # the driver takes no factory: connect here
+            return factory(*cargs, **cparams)
         cparams[key] = factory
     engine.dispose()
 
@@ -160,6 +190,14 @@ def build(url):
 
 
 def call(app, method, path, body=None):
+    """(status, decoded body) of a request to ``app``: the WSGI
+    application in process, or a ``placement_http.Client`` of a running
+    server (``benchmarks.solo_service``)."""
+    if hasattr(app, 'request'):
+        answer = app.request(method, path, body)
+        if answer.status is None:
+            raise RuntimeError('%s %s: %s' % (method, path, answer.failure))
+        return answer.status, answer.body
     from benchmarks.toolkit import inprocess
     data = json.dumps(body).encode() if body is not None else b''
     status, answer = inprocess.call(app, method, path, data)
@@ -269,6 +307,7 @@ def requests(cloud, index):
         ('DELETE allocations (instance)', 'DELETE',
          '/allocations/' + booted, None),
         ('GET usages', 'GET', '/usages?project_id=' + PROJECT, None),
+        ('GET provider usages', 'GET', base + '/usages', None),
     ]
 
 

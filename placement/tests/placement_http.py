@@ -65,7 +65,8 @@ def decode(data):
 class Client:
     """Requests over one persistent connection to ``url`` with ``token``."""
 
-    def __init__(self, url, token='admin', timeout=60):
+    def __init__(self, url, token='admin', timeout=60,
+                 microversion=MICROVERSION):
         parts = urllib.parse.urlsplit(url)
         self._prefix = parts.path.rstrip('/')
         self._connection = http.client.HTTPConnection(
@@ -73,7 +74,7 @@ class Client:
         self._headers = {
             'x-auth-token': token,
             'accept': 'application/json',
-            'openstack-api-version': 'placement %s' % MICROVERSION,
+            'openstack-api-version': 'placement %s' % microversion,
         }
 
     def fetch(self, method, path, body=None):

@@ -20,7 +20,8 @@ SQLITE_BUDGETS = {
     'GET aggregates': 4, 'GET sharing again': 3, 'PUT inventories': 5,
     'PUT allocations': 8, 'GET allocations': 3,
     'POST allocations': 9, 'DELETE allocations': 4,
-    'DELETE allocations (instance)': 4, 'GET usages': 3}
+    'DELETE allocations (instance)': 4, 'GET usages': 3,
+    'GET provider usages': 3}
 #: On PostgreSQL readers run in autocommit: two round trips fewer.
 BUDGETS = {
     'sqlite': SQLITE_BUDGETS,

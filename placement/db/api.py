@@ -177,11 +177,12 @@ class Database:
             event.listen(self.engine, 'connect', prepared.serve_prepared)
         if self.marks_ended:
             event.listen(self.engine, 'reset', connections.reset_on_return)
-        # SQLite and psycopg2 readers run on the pooled driver connection
-        # until they need more (ReaderConnection); SQLAlchemy's statement
-        # log (echo) needs its Connection throughout.
-        self.light_reads = (self.dialect == 'sqlite' or self.psycopg2) \
-            and not echo
+        # SQLite, psycopg2 and MySQL readers run on the pooled driver
+        # connection until they need more (ReaderConnection);
+        # SQLAlchemy's statement log (echo) needs its Connection
+        # throughout.
+        self.light_reads = (self.dialect in ('sqlite', 'mysql')
+                            or self.psycopg2) and not echo
         # A light reader's connection, kept by its thread for the next
         # read (see ``transaction``): {``_thread_id()``: (pooled
         # connection, monotonic time it was kept)}. Not with a single

@@ -179,7 +179,11 @@ class ReaderConnection:
             if autocommit:
                 conn._enter_autocommit()
             else:
-                prepared.execute(conn, 'BEGIN')
+                if _ends_marked(engine.dialect):
+                    # Its first statement begins the transaction.
+                    fairy.info.pop(ENDED, None)
+                else:
+                    prepared.execute(conn, 'BEGIN')
                 conn._begun = True
         except BaseException:
             conn.end(*sys.exc_info())
@@ -234,6 +238,9 @@ class ReaderConnection:
                     self.engine, connection=self.connection)
                 with self._full:
                     prepared.fail(self._full, exc, None, None, None)
+            else:
+                if _ends_marked(self.dialect):
+                    self.connection.info[ENDED] = True
             finally:
                 if self._full is None:
                     if self._autocommit is not None and dbapi_conn.closed:
@@ -252,6 +259,8 @@ class ReaderConnection:
                 transaction = full.get_transaction()
                 if transaction is not None:
                     transaction.__exit__(*exc_info)
+                if _ends_marked(self.dialect) and not full.invalidated:
+                    self.connection.info[ENDED] = True
             finally:
                 self._leave_autocommit()
 
@@ -285,6 +294,13 @@ BEGUN = 'placement_begun'
 
 #: Set on a pooled connection's ``info`` once its transaction ended.
 ENDED = 'placement_transaction_ended'
+
+
+def _ends_marked(dialect):
+    """Whether transactions on ``dialect`` mark their end (``ENDED``,
+    see ``reset_on_return``); its driver (PyMySQL) also begins a
+    transaction with the first statement, no BEGIN sent."""
+    return dialect.name == 'mysql'
 
 
 def reset_on_return(dbapi_conn, record, state):

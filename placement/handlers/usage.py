@@ -22,12 +22,12 @@ def list_usages(req):
     ctx = negotiation.context(req)
     ctx.can('placement:resource_providers:usages')
     try:
-        provider, usages = inv_obj.get_provider_usages(
+        generation, usages = inv_obj.get_provider_usages(
             ctx, req.urlvars['uuid'])
     except exception.ResourceProviderNotFound as exc:
         raise errors.NotFound('%s: %s' % (exc, exc))
     return responses.json_response(req, {
-        'resource_provider_generation': provider.generation,
+        'resource_provider_generation': generation,
         'usages': usages,
     }, last_modified=responses.now())
 

@@ -115,10 +115,7 @@ def _external_ids_of(ctx, wanted, consumers=()):
     wanted = [(table, sorted(set(values))) for table, values in wanted]
     consumers = sorted(set(consumers))
     stored = None
-    # MySQL refuses a UNION of columns whose collations it cannot
-    # reconcile, which tables created by other schema versions may have.
-    if (ctx.conn.dialect.name == 'mysql'
-            or any(len(values) > batch.SIZE for _table, values in wanted)):
+    if any(len(values) > batch.SIZE for _table, values in wanted):
         found = [_read_ids(ctx, table, values) for table, values in wanted]
     else:
         found = [{} for _ in wanted]
@@ -133,7 +130,10 @@ def _external_ids_of(ctx, wanted, consumers=()):
                 lists['consumers'] = consumers
             for position, value, id_, generation in prepared.run(
                     ctx.conn, _names_union, lists, args=(tuple(
-                        wanted[kind][0].name for kind in asked),)):
+                        wanted[kind][0].name for kind in asked),
+                        ctx.conn.dialect.name)):
+                if isinstance(value, bytes):  # see _names_union
+                    value = value.decode('utf-8', 'replace')
                 if position == len(asked):
                     stored[value] = (id_, generation)
                 else:
@@ -157,7 +157,7 @@ def _external_ids_of(ctx, wanted, consumers=()):
     return found, stored
 
 
-def _names_union(table_names, **counts):
+def _names_union(table_names, dialect, **counts):
     """(position, value, id, generation) of the rows of each table named
     (position in ``table_names``) whose name is in the bound
     ``values<position>`` (generation NULL) and, if the ``consumers``
@@ -166,23 +166,34 @@ def _names_union(table_names, **counts):
     gives each list's number of values, or None, as ``prepared.run``
     asks. A write names a project, a user, often a type and a consumer
     or two: with that few values the statement is a prepared one (on
-    PostgreSQL its planning cost more than running it)."""
+    PostgreSQL its planning cost more than running it).
+
+    On MySQL the values come back as bytes: it refuses a UNION of
+    columns whose collations it cannot reconcile, which tables created
+    by other schema versions may have, and binary strings have none. A
+    value that does not decode to one asked for is read again as the
+    database spells it (``_read``)."""
 
     def in_(column, name):
         return prepared.in_(column, name, counts[name])
+
+    def value(column):
+        if dialect == 'mysql':
+            column = sa.cast(column, sa.LargeBinary)
+        return column.label('value')
     selects = []
     for position, name in enumerate(table_names):
         table = tables.metadata.tables[name]
         column = _name_column(table)
         selects.append(
             sa.select(sa.literal(position).label('kind'),
-                      column.label('value'), table.c.id,
+                      value(column), table.c.id,
                       sa.cast(sa.null(), sa.Integer).label('generation'))
             .where(in_(column, 'values%d' % position)))
     if 'consumers' in counts:
         selects.append(
             sa.select(sa.literal(len(table_names)).label('kind'),
-                      _CONSUMERS.c.uuid.label('value'), _CONSUMERS.c.id,
+                      value(_CONSUMERS.c.uuid), _CONSUMERS.c.id,
                       _CONSUMERS.c.generation)
             .where(in_(_CONSUMERS.c.uuid, 'consumers')))
     return selects[0] if len(selects) == 1 else sa.union_all(*selects)
@@ -242,7 +253,10 @@ def _insert(ctx, rows):
     (SQLite, PostgreSQL), each chunk is one such insert. Elsewhere each
     chunk is one multi-row insert, redone row by row if another request
     created one of its consumers meanwhile, so that the records it
-    created are told apart from the others.
+    created are told apart from the others. On MariaDB (10.5 and later)
+    the insert returns the rows it made, and needs no savepoint around
+    it: a duplicate key there undoes the failed statement only, not the
+    transaction.
     """
     rows = sorted(rows, key=lambda row: row['uuid'])
     dialect = ctx.conn.dialect.name
@@ -254,11 +268,18 @@ def _insert(ctx, rows):
                 in prepared.run(ctx.conn, _skipping_insert, rows=chunk,
                                 args=(dialect,)))
         return set(returned), returned
-    created = set()
+    created, returned = set(), {}
+    returning = dialect == 'mysql' and ctx.conn.dialect.insert_returning
     for chunk in batch.chunks(rows):
         try:
-            with ctx.conn.begin_nested():
-                ctx.conn.execute(sa.insert(_CONSUMERS), chunk)
+            if returning:
+                returned.update(
+                    (uuid, (id_, generation)) for uuid, id_, generation
+                    in prepared.run(ctx.conn, _returning_insert,
+                                    rows=chunk))
+            else:
+                with ctx.conn.begin_nested():
+                    ctx.conn.execute(sa.insert(_CONSUMERS), chunk)
         except sa_exc.IntegrityError as exc:
             if not failures.is_duplicate(exc):
                 raise
@@ -266,7 +287,19 @@ def _insert(ctx, rows):
                            if _insert_one(ctx, row))
         else:
             created.update(row['uuid'] for row in chunk)
-    return created, {}
+    return created, returned
+
+
+def _returning_insert(rows):
+    """The multi-row insert of new consumers returning (uuid, id,
+    generation) of each, as ``prepared.run`` builds it for ``rows``
+    rows."""
+    insert = sa.insert(_CONSUMERS)
+    if rows is not None:
+        insert = insert.values(prepared.rows_of(_CONSUMERS, _NEW_COLUMNS,
+                                                rows))
+    return insert.returning(_CONSUMERS.c.uuid, _CONSUMERS.c.id,
+                            _CONSUMERS.c.generation)
 
 
 def _check_generation(stored, given):

@@ -9,12 +9,14 @@ records itself (the reshaper, before any write).
 
 import dataclasses
 import datetime
+import functools
 import typing
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from placement.db import api as db_api
+from placement.db import batch
 from placement.db import failures
 from placement.db import prepared
 from placement.db import tables
@@ -23,7 +25,6 @@ from placement.objects import capacity as capacity_rule
 from placement.objects import generation_rows
 from placement.objects import provider_generation
 from placement.objects import resource_class as rc_obj
-from placement.objects import resource_provider as rp_obj
 
 _INV = tables.inventories
 _RC = tables.resource_classes
@@ -246,7 +247,7 @@ def replace_all_by_uuid(ctx, uuid, records, generation, min_capacity):
                 **{'new_' + field: record[field] for field in FIELDS}}
                for name, record in records.items() if ids[name] in existing]
     if updated:
-        ctx.conn.execute(_UPDATE_BY_ID, updated)
+        _update_rows(ctx, updated)
     created = [dict(record, resource_provider_id=provider_id,
                     resource_class_id=ids[name], created_at=now)
                for name, record in records.items()
@@ -266,6 +267,42 @@ _UPDATE_BY_ID = (
     sa.update(_INV).where(_INV.c.id == sa.bindparam('row_id'))
     .values(updated_at=sa.bindparam('now'),
             **{field: sa.bindparam('new_' + field) for field in FIELDS}))
+
+
+#: Most rows of one ``_update_by_ids``: its text grows with the square
+#: of their number.
+_CASE_ROWS = 20
+
+
+@functools.lru_cache(maxsize=None)
+def _update_by_ids(count):
+    """``_UPDATE_BY_ID`` of ``count`` rows as one statement: each field
+    set by a CASE on the row's id, the parameters of row ``index``
+    suffixed with it."""
+    ids = [sa.bindparam('row_id%d' % index, type_=_INV.c.id.type)
+           for index in range(count)]
+    values = {field: sa.case(*[
+        (_INV.c.id == row_id,
+         sa.bindparam('new_%s%d' % (field, index), type_=_INV.c[field].type))
+        for index, row_id in enumerate(ids)]) for field in FIELDS}
+    return (sa.update(_INV).where(_INV.c.id.in_(ids))
+            .values(updated_at=sa.bindparam('now'), **values))
+
+
+def _update_rows(ctx, updated):
+    """Run ``_UPDATE_BY_ID`` for each of the parameter sets ``updated``:
+    one statement where the driver would send one per row (PyMySQL; a
+    compute node's PUT replaces three or four rows), else executed with
+    all of them (psycopg2 sends them in pages, SQLite in process)."""
+    if ctx.conn.dialect.name != 'mysql' or len(updated) == 1:
+        ctx.conn.execute(_UPDATE_BY_ID, updated)
+        return
+    for chunk in batch.chunks(updated, _CASE_ROWS):
+        params = {'now': chunk[0]['now']}
+        for index, row in enumerate(chunk):
+            params.update(('%s%d' % (name, index), value)
+                          for name, value in row.items() if name != 'now')
+        ctx.conn.execute(_update_by_ids(len(chunk)), params)
 
 
 @db_api.writer
@@ -316,9 +353,27 @@ def usages(ctx, provider):
     return {name: int(amount) for name, amount in rows}
 
 
+#: The generation of the provider of the bound ``uuid`` with the name
+#: of each class of its inventories and how much of it is allocated.
+_GENERATION_AND_USAGES = prepared.Prepared(
+    generation_rows.statement(
+        [(_INV, _INV.c.resource_provider_id
+          == tables.resource_providers.c.id),
+         (_RC, _RC.c.id == _INV.c.resource_class_id)],
+        _INV.c.resource_class_id, _RC.c.name,
+        sa.select(sa.func.coalesce(sa.func.sum(_ALLOC.c.used), 0))
+        .where(_ALLOC.c.resource_provider_id
+               == _INV.c.resource_provider_id,
+               _ALLOC.c.resource_class_id == _INV.c.resource_class_id)
+        .scalar_subquery()))
+
+
 @db_api.reader
 def get_provider_usages(ctx, uuid):
-    """``(provider, usages)`` for the provider ``uuid`` in one
-    transaction; ResourceProviderNotFound if there is none."""
-    provider = rp_obj.get_by_uuid(ctx, uuid)
-    return provider, usages(ctx, provider)
+    """``(generation, usages)`` of the provider ``uuid`` as ``usages``
+    gives them, in one statement; ResourceProviderNotFound if there is
+    none."""
+    generation, usages = generation_rows.read(
+        ctx, _GENERATION_AND_USAGES, uuid,
+        lambda name, used: (name, int(used)))
+    return generation, dict(usages)

@@ -329,30 +329,6 @@ def delete_all(ctx, provider):
     return replace_all(ctx, provider, {})
 
 
-def _usages_statement():
-    provider = sa.bindparam('provider')
-    used = (sa.select(_ALLOC.c.resource_class_id,
-                      sa.func.sum(_ALLOC.c.used).label('used'))
-            .where(_ALLOC.c.resource_provider_id == provider)
-            .group_by(_ALLOC.c.resource_class_id).subquery())
-    return (sa.select(_RC.c.name, sa.func.coalesce(used.c.used, 0))
-            .select_from(_INV.join(_RC, _RC.c.id == _INV.c.resource_class_id)
-                         .outerjoin(used, used.c.resource_class_id
-                                    == _INV.c.resource_class_id))
-            .where(_INV.c.resource_provider_id == provider))
-
-
-_USAGES = prepared.Prepared(_usages_statement())
-
-
-@db_api.reader
-def usages(ctx, provider):
-    """{class name: amount allocated} for every inventory of the provider,
-    0 where nothing is allocated, in one query."""
-    rows = _USAGES.rows(ctx.conn, provider=provider.id)
-    return {name: int(amount) for name, amount in rows}
-
-
 #: The generation of the provider of the bound ``uuid`` with the name
 #: of each class of its inventories and how much of it is allocated.
 _GENERATION_AND_USAGES = prepared.Prepared(
@@ -369,9 +345,17 @@ _GENERATION_AND_USAGES = prepared.Prepared(
 
 
 @db_api.reader
+def usages(ctx, provider):
+    """{class name: amount allocated} for every inventory of the provider,
+    0 where nothing is allocated, in one query."""
+    return get_provider_usages(ctx, provider.uuid)[1]
+
+
+@db_api.reader
 def get_provider_usages(ctx, uuid):
-    """``(generation, usages)`` of the provider ``uuid`` as ``usages``
-    gives them, in one statement; ResourceProviderNotFound if there is
+    """``(generation, {class name: amount allocated})`` of the provider
+    ``uuid``, every class of its inventories listed (0 where nothing is
+    allocated), in one statement; ResourceProviderNotFound if there is
     none."""
     generation, usages = generation_rows.read(
         ctx, _GENERATION_AND_USAGES, uuid,

@@ -5,9 +5,9 @@ upstream Placement 16.0.0 side by side.
 request has the server (one gunicorn sync worker) and the database to
 itself, and what is measured is what the request costs, not how it
 queues. Both servers get the same small flat cloud through their APIs
-(``benchmarks.round_trips.Cloud``: nodes, aggregates with a sharing
+(``benchmarks.toolkit.mix_requests.Cloud``: nodes, aggregates with a sharing
 provider, one instance per node) and the same requests
-(``round_trips.requests``: the refresh GETs nova-compute sends, the
+(``mix_requests.requests``: the refresh GETs nova-compute sends, the
 inventory PUT, allocation PUT/POST/DELETE, usages), in ``--rounds``
 rounds interleaved ours, upstream, ours...::
 
@@ -17,7 +17,7 @@ rounds interleaved ours, upstream, ours...::
 Per kind of request (method, path, query parameter names) it prints the
 median over the rounds of the service CPU per request, the worker's
 thread CPU from gunicorn's ``pre_request`` to ``post_request`` hooks
-(``benchmarks/endpoint_cpu.py``), and of the client's median wall time
+(``benchmarks/toolkit/endpoint_cpu.py``), and of the client's median wall time
 per request, each with the spread (lowest and highest round) and
 upstream's figure divided by ours. On MySQL/MariaDB it also prints the
 statements each server sent per request, read from the server's
@@ -35,8 +35,8 @@ import urllib.parse
 
 import sqlalchemy as sa
 
-from benchmarks import endpoint_cpu
-from benchmarks import round_trips
+from benchmarks.toolkit import endpoint_cpu
+from benchmarks.toolkit import mix_requests
 from placement.tests import fixtures
 from placement.tests import placement_http
 
@@ -79,11 +79,11 @@ def one_round(cloud, clients, pid, first, count, questions=None):
     walls = collections.defaultdict(list)
     sent = collections.defaultdict(list)
     for index in range(first, first + count):
-        for _label, method, path, body in round_trips.requests(cloud,
+        for _label, method, path, body in mix_requests.requests(cloud,
                                                                index):
             asked = questions() if questions else 0
             start = time.perf_counter()
-            status, answer = round_trips.call(
+            status, answer = mix_requests.call(
                 usages if path.startswith('/usages') else client, method,
                 path, body)
             walls[endpoint(method, path)].append(
@@ -184,14 +184,14 @@ def main(argv=None):
                         help='rounds of the mix per server and round')
     parser.add_argument('--ours-only', action='store_true')
     args = parser.parse_args(argv)
-    from benchmarks import servers
+    from benchmarks.toolkit import servers
     clouds = {}
 
     def prepare(label, url):
         client = placement_http.Client(url, timeout=120)
         start = time.monotonic()
-        clouds[label] = round_trips.Cloud(client, args.nodes,
-                                          args.aggregates)
+        clouds[label] = mix_requests.Cloud(client, args.nodes,
+                                           args.aggregates)
         print('%s: %d nodes loaded in %.0f s' % (
             label, args.nodes, time.monotonic() - start), flush=True)
 

@@ -15,6 +15,9 @@ package measure, this package serves them:
 ``cloud_api``, ``cloud_rows``, ``small_requests``
     the clouds benchmarks build: over the API, or as bulk rows in the
     database; the one provider and paths of the small GETs;
+``mix_requests``
+    one request of each kind of the cloud mix on a small flat cloud, in
+    process or over HTTP;
 ``allocation_load``, ``allocation_ledger``
     concurrent allocation writes, and what clients were told about them
     checked against the server's state;

@@ -9,6 +9,7 @@ here.
 import pytest
 
 from benchmarks import round_trips
+from benchmarks.toolkit import mix_requests
 from placement.tests import fixtures
 
 #: Most round trips per request on SQLite, where every request has its
@@ -54,7 +55,7 @@ def cloud(tmp_path, unchecked_followers):
                     'MySQL')
     app = round_trips.build(fixtures.fresh_database_url(tmp_path,
                                                         'round_trips'))
-    return backend, round_trips.Cloud(app, 3, 2)
+    return backend, mix_requests.Cloud(app, 3, 2)
 
 
 def test_every_request_of_the_mix_stays_within_its_budget(cloud):

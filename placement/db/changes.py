@@ -57,18 +57,40 @@ Reading: ids, with the gaps below the highest one seen
     rows, so one snapshot also under READ COMMITTED.
 
 Pruning: by readers, after a refresh
-    When the log holds more than ``2 * KEEP_ROWS`` rows, ``read`` says so
-    (``prune_to``) and the reader deletes those older than the newest
-    ``KEEP_ROWS`` (``prune``) in a short transaction of its own, and
-    ignores a failure (another process pruning the same rows). A reader
-    looks at the log's length when it starts and each time its cursor
-    passes a multiple of ``KEEP_ROWS``, so the log holds at
-    most about ``3 * KEEP_ROWS`` rows. A reader left behind the oldest
-    row, or with a gap below it, reloads everything; so does one whose
-    highest id is above the log's (another database, a log recreated
-    by a downgrade and upgrade, or on SQLite a reader whose snapshot is
-    older than the read that moved its cursor), starting afresh from
-    what its snapshot holds.
+    A row is kept while a reader may still need it, and no longer: the
+    log is the one table of ours on top of upstream's schema, and a
+    cloud's database should not grow with its write history. Every
+    reader keeps, in its cursor, a few marks (``Mark``): the log's newest id
+    at a read, taken every ``MARK_SECONDS``. Once a mark is
+    ``KEEP_SECONDS`` old (and, on PostgreSQL, no transaction that ran
+    at that read still runs: the read's ``xmax`` is at or below the
+    current ``xmin``), ``read`` says to prune (``prune_to``) the ids
+    more than ``2 * START_WINDOW`` below that mark's, at most once per
+    ``PRUNE_STEP`` ids, and the reader deletes them (``prune``) in a
+    short transaction of its own, ignoring a failure (another process
+    pruning the same rows). Why that is enough:
+
+    * No reader still needs those rows: ``KEEP_SECONDS`` is longer than
+      a reader keeps its data without reloading it whole (the provider
+      index's ``MAX_AGE``), so a reader whose data is still in use has
+      read since the mark, and its cursor and gaps are above the mark's
+      id less ``START_WINDOW`` (a reader starting afresh looks that far
+      back). A reader whose data is older reloads everything anyway.
+    * No row can still appear below the bound: on PostgreSQL, every
+      transaction that could hold such an id had ended (the ``xmax``
+      test, exact); elsewhere it would have run for ``KEEP_SECONDS``,
+      longer than ``GAP_SECONDS``, after which gaps are forgotten too.
+
+    Besides, when the log holds more than ``2 * KEEP_ROWS`` rows (a
+    burst of writes faster than the age rule prunes), ``read`` says to
+    prune all but the newest ``KEEP_ROWS``. A reader looks at the log's
+    length when it starts and each time its cursor passes a multiple of
+    ``KEEP_ROWS``. A reader left behind the oldest row, or with a gap
+    below it, reloads everything; so does one whose highest id is above
+    the log's (another database, a log recreated by a downgrade and
+    upgrade, or on SQLite a reader whose snapshot is older than the read
+    that moved its cursor), starting afresh from what its snapshot
+    holds.
 
 Reading cheaply on a large cloud
     The frequent read (one per listing or candidates request) never asks
@@ -99,8 +121,18 @@ GAP_SECONDS = 60
 MAX_GAPS = 5000
 #: Ids below the newest a reader starting afresh checks for gaps.
 START_WINDOW = 1000
-#: Rows kept when pruning; the log is pruned at twice this.
+#: Rows kept when pruning by length; the log is pruned at twice this.
 KEEP_ROWS = 50000
+#: Seconds a logged id is kept at least: longer than any reader keeps
+#: its data without reloading it whole (the provider index's MAX_AGE)
+#: and than GAP_SECONDS.
+KEEP_SECONDS = 360
+#: Seconds between the marks a reader keeps of the log's newest id.
+MARK_SECONDS = 15
+#: Marks kept at most (a long transaction on PostgreSQL holds them back).
+MAX_MARKS = 64
+#: Ids the age rule prunes at least at once.
+PRUNE_STEP = 1000
 
 class Gap(collections.namedtuple('Gap', ['id', 'noticed', 'horizon'])):
     """An id below the highest seen whose row was not there: ``noticed``
@@ -108,9 +140,17 @@ class Gap(collections.namedtuple('Gap', ['id', 'noticed', 'horizon'])):
     snapshot that noticed it."""
 
 
-class Cursor(collections.namedtuple('Cursor', ['high', 'gaps'])):
+class Mark(collections.namedtuple('Mark', ['at', 'high', 'horizon'])):
+    """The log's newest id ``high`` seen by a read at ``at`` (monotonic
+    seconds) and, on PostgreSQL, that read's snapshot's xmax."""
+
+
+class Cursor(collections.namedtuple(
+        'Cursor', ['high', 'gaps', 'marks', 'pruned'],
+        defaults=((), 0))):
     """Where a reader is: the highest id seen and the open gaps (a tuple
-    of Gap). Pass it back to ``read`` as ``since``."""
+    of Gap); the reader's Marks and the id up to which it last said to
+    prune. Pass it back to ``read`` as ``since``."""
 
     __slots__ = ()
 
@@ -250,10 +290,10 @@ def _read(conn, since, clock):
     """``read`` in one statement: (Changes, whether the statement
     returned as many rows as it may, so that more may follow)."""
     if since is None:
-        high, gaps = 0, ()
+        high, gaps, marks, pruned = 0, (), (), 0
         rows = _prepared(conn, 'start').rows(conn)
     else:
-        high, gaps = since
+        high, gaps, marks, pruned = since
         floor = min([high + 1] + [gap.id for gap in gaps])
         if gaps:
             rows = conn.execute(_cached(conn, 'gaps'), {
@@ -295,17 +335,46 @@ def _read(conn, since, clock):
         since is None
         or behind
         or None in found.values())
-    high, gaps = _advance(high, gaps, found, clock(), xmin, xmax)
+    now = clock()
+    high, gaps = _advance(high, gaps, found, now, xmin, xmax)
     if lo is not None:
         # Ids below the oldest row were pruned: they cannot appear now.
         gaps = tuple(gap for gap in gaps if gap.id >= lo)
-    cursor = Cursor(high, gaps)
-    prune_to = (hi - KEEP_ROWS if lo is not None and hi is not None
-                and hi - lo >= 2 * KEEP_ROWS else None)
+    marks, aged = _marked(marks, now, hi, xmin, xmax)
+    prune_to = max(
+        hi - KEEP_ROWS if lo is not None and hi is not None
+        and hi - lo >= 2 * KEEP_ROWS else 0,
+        aged if aged - pruned >= PRUNE_STEP else 0) or None
+    cursor = Cursor(high, gaps, marks, max(pruned, prune_to or 0))
     full = since is not None and not since.gaps and len(found) >= BATCH
     if reload_all:
         return Changes(cursor, None, prune_to), full
     return Changes(cursor, set(found.values()), prune_to), full
+
+
+def _marked(marks, now, hi, xmin, xmax):
+    """(the reader's marks after a read at ``now`` that saw ``hi`` as the
+    newest id, the id up to which the age rule lets the log be pruned:
+    0 when nothing yet; see the module docstring)."""
+    marks = list(marks)
+    # The newest settled mark is the one that counts: forget older ones.
+    while len(marks) > 1 and _settled(marks[1], now, xmin):
+        del marks[0]
+    aged = 0
+    if marks and _settled(marks[0], now, xmin):
+        aged = max(marks[0].high - 2 * START_WINDOW, 0)
+    if hi is not None and len(marks) < MAX_MARKS and (
+            not marks or now - marks[-1].at >= MARK_SECONDS):
+        marks.append(Mark(now, hi, xmax))
+    return tuple(marks), aged
+
+
+def _settled(mark, now, xmin):
+    """Whether no reader needs, and no transaction can still add, an id
+    ``2 * START_WINDOW`` below ``mark``'s."""
+    if now - mark.at < KEEP_SECONDS:
+        return False
+    return mark.horizon is None or xmin is None or xmin >= mark.horizon
 
 
 def _needs_lowest(high, reached):

@@ -62,9 +62,7 @@ Pruning: by readers, after a refresh
     cloud's database should not grow with its write history. Every
     reader keeps, in its cursor, a few marks (``Mark``): the log's newest id
     at a read, taken every ``MARK_SECONDS``. Once a mark is
-    ``KEEP_SECONDS`` old (and, on PostgreSQL, no transaction that ran
-    at that read still runs: the read's ``xmax`` is at or below the
-    current ``xmin``), ``read`` says to prune (``prune_to``) the ids
+    ``KEEP_SECONDS`` old, ``read`` says to prune (``prune_to``) the ids
     more than ``2 * START_WINDOW`` below that mark's, at most once per
     ``PRUNE_STEP`` ids, and the reader deletes them (``prune``) in a
     short transaction of its own, ignoring a failure (another process
@@ -76,10 +74,12 @@ Pruning: by readers, after a refresh
       read since the mark, and its cursor and gaps are above the mark's
       id less ``START_WINDOW`` (a reader starting afresh looks that far
       back). A reader whose data is older reloads everything anyway.
-    * No row can still appear below the bound: on PostgreSQL, every
-      transaction that could hold such an id had ended (the ``xmax``
-      test, exact); elsewhere it would have run for ``KEEP_SECONDS``,
-      longer than ``GAP_SECONDS``, after which gaps are forgotten too.
+    * No row can still appear below the bound unless its transaction
+      has run for ``KEEP_SECONDS``, six times ``GAP_SECONDS``, after
+      which gaps are forgotten on MySQL/MariaDB too. (A snapshot's
+      ``xmax`` cannot tell on PostgreSQL: it is the newest finished
+      transaction's id plus one, and transactions that took ids above
+      it may still run.)
 
     Besides, when the log holds more than ``2 * KEEP_ROWS`` rows (a
     burst of writes faster than the age rule prunes), ``read`` says to
@@ -129,8 +129,6 @@ KEEP_ROWS = 50000
 KEEP_SECONDS = 360
 #: Seconds between the marks a reader keeps of the log's newest id.
 MARK_SECONDS = 15
-#: Marks kept at most (a long transaction on PostgreSQL holds them back).
-MAX_MARKS = 64
 #: Ids the age rule prunes at least at once.
 PRUNE_STEP = 1000
 
@@ -140,9 +138,9 @@ class Gap(collections.namedtuple('Gap', ['id', 'noticed', 'horizon'])):
     snapshot that noticed it."""
 
 
-class Mark(collections.namedtuple('Mark', ['at', 'high', 'horizon'])):
+class Mark(collections.namedtuple('Mark', ['at', 'high'])):
     """The log's newest id ``high`` seen by a read at ``at`` (monotonic
-    seconds) and, on PostgreSQL, that read's snapshot's xmax."""
+    seconds)."""
 
 
 class Cursor(collections.namedtuple(
@@ -340,7 +338,7 @@ def _read(conn, since, clock):
     if lo is not None:
         # Ids below the oldest row were pruned: they cannot appear now.
         gaps = tuple(gap for gap in gaps if gap.id >= lo)
-    marks, aged = _marked(marks, now, hi, xmin, xmax)
+    marks, aged = _marked(marks, now, hi)
     prune_to = max(
         hi - KEEP_ROWS if lo is not None and hi is not None
         and hi - lo >= 2 * KEEP_ROWS else 0,
@@ -352,29 +350,21 @@ def _read(conn, since, clock):
     return Changes(cursor, set(found.values()), prune_to), full
 
 
-def _marked(marks, now, hi, xmin, xmax):
+def _marked(marks, now, hi):
     """(the reader's marks after a read at ``now`` that saw ``hi`` as the
     newest id, the id up to which the age rule lets the log be pruned:
     0 when nothing yet; see the module docstring)."""
     marks = list(marks)
     # The newest settled mark is the one that counts: forget older ones.
-    while len(marks) > 1 and _settled(marks[1], now, xmin):
+    while len(marks) > 1 and now - marks[1].at >= KEEP_SECONDS:
         del marks[0]
     aged = 0
-    if marks and _settled(marks[0], now, xmin):
+    if marks and now - marks[0].at >= KEEP_SECONDS:
         aged = max(marks[0].high - 2 * START_WINDOW, 0)
-    if hi is not None and len(marks) < MAX_MARKS and (
-            not marks or now - marks[-1].at >= MARK_SECONDS):
-        marks.append(Mark(now, hi, xmax))
+    if hi is not None and (not marks
+                           or now - marks[-1].at >= MARK_SECONDS):
+        marks.append(Mark(now, hi))
     return tuple(marks), aged
-
-
-def _settled(mark, now, xmin):
-    """Whether no reader needs, and no transaction can still add, an id
-    ``2 * START_WINDOW`` below ``mark``'s."""
-    if now - mark.at < KEEP_SECONDS:
-        return False
-    return mark.horizon is None or xmin is None or xmin >= mark.horizon
 
 
 def _needs_lowest(high, reached):

@@ -555,19 +555,6 @@ def test_logged_ids_outlive_what_every_reader_keeps():
     assert changes.GAP_SECONDS < changes.KEEP_SECONDS
 
 
-def _read_until_pruning(ctx, since, clock):
-    """A read at ``clock`` that says to prune; on PostgreSQL, reads again
-    for a while: a transaction of another session on the same server
-    may still hold back the snapshot's xmin."""
-    deadline = time.monotonic() + 10
-    found = _read(ctx, since, clock=clock)
-    while found.prune_to is None and ctx.db.dialect == 'postgresql' \
-            and time.monotonic() < deadline:
-        time.sleep(0.05)
-        found = _read(ctx, since, clock=clock)
-    return found
-
-
 def test_the_log_is_pruned_once_its_ids_are_old_enough(ctx, monkeypatch):
     """The age rule: ids more than 2 * START_WINDOW below the newest id
     a read saw KEEP_SECONDS ago are pruned, whatever the log's length,
@@ -588,7 +575,7 @@ def test_the_log_is_pruned_once_its_ids_are_old_enough(ctx, monkeypatch):
     assert [mark.high for mark in found.version.marks] == [
         ids[-1], later[-1]]
     old = start + changes.KEEP_SECONDS + 1
-    found = _read_until_pruning(ctx, found.version, lambda: old)
+    found = _read(ctx, found.version, clock=lambda: old)
     assert found.prune_to == ids[-1] - 4
     with ctx.db.transaction(write=True) as conn:
         changes.prune(conn, found.prune_to)
@@ -598,27 +585,9 @@ def test_the_log_is_pruned_once_its_ids_are_old_enough(ctx, monkeypatch):
                  clock=lambda: old + 1).prune_to is None
     # The second mark's turn: the first is forgotten.
     older = start + 2 * changes.KEEP_SECONDS
-    found = _read_until_pruning(ctx, found.version, lambda: older)
+    found = _read(ctx, found.version, clock=lambda: older)
     assert found.prune_to == later[-1] - 4
     assert found.version.marks[0].high == later[-1]
-
-
-def test_pruning_by_age_waits_for_older_transactions(ctx, monkeypatch):
-    """On PostgreSQL a mark counts only once every transaction running
-    at its read has ended: one of them may hold an id below it."""
-    if ctx.db.dialect != 'postgresql':
-        pytest.skip('snapshot bounds are PostgreSQL only')
-    monkeypatch.setattr(changes, 'START_WINDOW', 1)
-    monkeypatch.setattr(changes, 'PRUNE_STEP', 1)
-    with ctx.db.transaction(write=True) as conn:
-        _log_by_hand(conn, 1, 2, 3)
-    later = lambda: changes.KEEP_SECONDS * 2.0  # noqa: E731
-    with ctx.db.engine.connect() as long_running:
-        with long_running.begin():
-            long_running.exec_driver_sql('SELECT pg_current_xact_id()')
-            cursor = _read(ctx, None, clock=lambda: 0.0).version
-            assert _read(ctx, cursor, clock=later).prune_to is None
-    assert _read_until_pruning(ctx, cursor, later).prune_to is not None
 
 
 def test_a_reader_still_in_use_is_never_pruned_past(ctx, monkeypatch):
@@ -634,8 +603,7 @@ def test_a_reader_still_in_use_is_never_pruned_past(ctx, monkeypatch):
     with ctx.db.transaction(write=True) as conn:
         _log_by_hand(conn, 21, 22)
     steady = _read(ctx, fresh, clock=lambda: 2.0).version
-    found = _read_until_pruning(ctx, pruner,
-                                lambda: changes.KEEP_SECONDS + 1.0)
+    found = _read(ctx, pruner, clock=lambda: changes.KEEP_SECONDS + 1.0)
     with ctx.db.transaction(write=True) as conn:
         changes.prune(conn, found.prune_to)
     with ctx.db.transaction(write=True) as conn:

@@ -37,11 +37,13 @@ CHECKED_USAGES = 20
 
 @dataclasses.dataclass
 class Served:
-    """A started server: ``pid`` is the gunicorn master's."""
+    """A started server: ``pid`` is the gunicorn master's, ``database``
+    its database's URL."""
 
     label: str
     url: str
     pid: int
+    database: str = None
 
 
 def _database(tmp, name):
@@ -162,10 +164,11 @@ def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
                           'read back alike' % count, flush=True)
                 elif prepare is not None:
                     prepare(labels.UPSTREAM, theirs.url)
-            served = [Served(labels.OURS, ours.url, ours._process.pid)]
+            served = [Served(labels.OURS, ours.url, ours._process.pid,
+                             ours_db)]
             if with_upstream:
                 served.append(Served(labels.UPSTREAM, theirs.url,
-                                     theirs._process.pid))
+                                     theirs._process.pid, db_url))
             yield served
 
 

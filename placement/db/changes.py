@@ -354,17 +354,16 @@ def _marked(marks, now, hi):
     """(the reader's marks after a read at ``now`` that saw ``hi`` as the
     newest id, the id up to which the age rule lets the log be pruned:
     0 when nothing yet; see the module docstring)."""
-    marks = list(marks)
-    # The newest settled mark is the one that counts: forget older ones.
+    # The newest old enough mark is the one that counts: forget older.
     while len(marks) > 1 and now - marks[1].at >= KEEP_SECONDS:
-        del marks[0]
+        marks = marks[1:]
     aged = 0
     if marks and now - marks[0].at >= KEEP_SECONDS:
         aged = max(marks[0].high - 2 * START_WINDOW, 0)
     if hi is not None and (not marks
                            or now - marks[-1].at >= MARK_SECONDS):
-        marks.append(Mark(now, hi))
-    return tuple(marks), aged
+        marks += (Mark(now, hi),)
+    return marks, aged
 
 
 def _needs_lowest(high, reached):

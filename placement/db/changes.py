@@ -35,18 +35,19 @@ Reading: ids, with the gaps below the highest one seen
     is filled when its row appears, and forgotten when it can no longer
     appear:
 
-    * PostgreSQL, exactly: the transaction that took gap id ``g`` had its
-      transaction id before it took ``g`` (the trigger runs after the row
-      change that assigned it), and ``g`` was taken before some id the
-      reader saw committed, so before the snapshot that noticed the gap:
-      its xid is below that snapshot's ``xmax``. A later read whose
-      snapshot's ``xmin`` is at or above that ``xmax`` has no such
-      transaction still running: the row is in that read or never will
-      be (rolled back, or a sequence value never used).
-    * MySQL/MariaDB (Galera) and SQLite: after ``GAP_SECONDS``. A
-      transaction that took a log id and commits more than that later is
-      seen only at the index's periodic full reload. SQLite has one
-      writer at a time, so its ids commit in order and it has no gaps.
+    * PostgreSQL: after ``GAP_SECONDS``, and not before a later read's
+      snapshot ``xmin`` reaches the ``xmax`` of the snapshot that noticed
+      the gap (no transaction that had its id by then still runs). The
+      snapshot alone cannot tell: ``xmax`` is the newest finished
+      transaction's id plus one, and a transaction that took its id
+      after that one's but its log id before may still be running, above
+      ``xmax``.
+    * MySQL/MariaDB (Galera) and SQLite: after ``GAP_SECONDS``.
+
+    Either way a transaction that took a log id and commits more than
+    ``GAP_SECONDS`` later is seen only at the index's periodic full
+    reload. SQLite has one writer at a time, so its ids commit in order
+    and it has no gaps.
 
     At most ``MAX_GAPS`` are kept (the oldest are forgotten first).
     A reader that starts from nothing (``since=None``) treats the ids
@@ -76,10 +77,7 @@ Pruning: by readers, after a refresh
       back). A reader whose data is older reloads everything anyway.
     * No row can still appear below the bound unless its transaction
       has run for ``KEEP_SECONDS``, six times ``GAP_SECONDS``, after
-      which gaps are forgotten on MySQL/MariaDB too. (A snapshot's
-      ``xmax`` cannot tell on PostgreSQL: it is the newest finished
-      transaction's id plus one, and transactions that took ids above
-      it may still run.)
+      which gaps are forgotten on every database anyway.
 
     Besides, when the log holds more than ``2 * KEEP_ROWS`` rows (a
     burst of writes faster than the age rule prunes), ``read`` says to
@@ -115,7 +113,7 @@ from placement.db import tables
 
 _LOG = tables.provider_change_log
 
-#: Seconds after which a gap is forgotten where no snapshot tells.
+#: Seconds after which a gap is forgotten.
 GAP_SECONDS = 60
 #: Gaps kept at most; beyond, the oldest are forgotten.
 MAX_GAPS = 5000
@@ -391,11 +389,11 @@ def _advance(high, gaps, found, now, xmin, xmax):
 
 
 def _resolved(gap, now, xmin):
-    """True once the gap's row can no longer appear (see the module
+    """True once the gap's row is no longer waited for (see the module
     docstring)."""
-    if gap.horizon is not None and xmin is not None:
-        return xmin >= gap.horizon
-    return now - gap.noticed > GAP_SECONDS
+    if now - gap.noticed <= GAP_SECONDS:
+        return False
+    return gap.horizon is None or xmin is None or xmin >= gap.horizon
 
 
 def prune(conn, bound):

@@ -5,12 +5,17 @@ upstream.
 Clouds are written with bulk SQL (``benchmarks.toolkit.cloud_rows``: flat
 compute nodes with VCPU, MEMORY_MB and DISK_GB, or nested trees of two
 NUMA nodes with two SR-IOV PFs each), with an allocation on every other
-compute node (or NUMA node and PF), into a temporary SQLite file::
+compute node (or NUMA node and PF), into a temporary SQLite file; or
+(``sharing``) flat compute nodes without disk, fifty to an aggregate
+with a sharing DISK_GB pool that holds fewer instances than they do,
+every tenth node in the next aggregate too (so that every pool is
+linked to every other one through the trees able to use both)::
 
     # /capacity/fit through the WSGI stack in this process: the query's
     # first answer (index already loaded), again with nothing changed,
     # and again after one allocation write before each request
     python3 -m benchmarks.capacity_fit fit --sizes 1000,10000,100000
+    python3 -m benchmarks.capacity_fit fit --sizes 10000 --scenario sharing
 
     # 50 named flavors at 10,000 providers: the fit part of a /metrics
     # refresh (first in the process, then with writes between), and a
@@ -65,6 +70,9 @@ NESTED_FLAVOR = ('resources_COMPUTE=VCPU:2,MEMORY_MB:4096'
                  '&root_required=!COMPUTE_STATUS_DISABLED')
 #: Used on every other compute node (flat) or NUMA node and PF (nested).
 FLAT_USED = {'VCPU': 8, 'MEMORY_MB': 16384, 'DISK_GB': 80}
+SHARING_USED = {'VCPU': 8, 'MEMORY_MB': 16384}
+#: Compute nodes per aggregate (and its pool) of the sharing scenario.
+SHARING_AGGREGATE = 50
 NESTED_USED = {'VCPU': 4, 'MEMORY_MB': 8192, 'SRIOV_NET_VF': 1}
 
 
@@ -91,10 +99,34 @@ def new_database(path):
     return db
 
 
+def sharing_providers(n):
+    """Rows as ``cloud_rows.flat_providers`` gives them: ``n`` providers,
+    one in ``SHARING_AGGREGATE + 1`` a DISK_GB pool shared with the
+    compute nodes of its aggregate; every tenth node also in the next
+    aggregate. A pool holds 40,000 GB (a thousand 40 GB disks), its
+    nodes 32 instances of FLAT_FLAVOR each, half of them 28."""
+    pools = max(n // (SHARING_AGGREGATE + 1), 1)
+    for j in range(pools):
+        yield ('share-%d-pool%d' % (n, j), None,
+               [cloud_rows._inventory('DISK_GB', 40000)],
+               ['MISC_SHARES_VIA_AGGREGATE'], ['share-%d-agg-%d' % (n, j)])
+    for i in range(n - pools):
+        j = i // SHARING_AGGREGATE % pools
+        aggregates = ['share-%d-agg-%d' % (n, j)]
+        if i % 10 == 0 and pools > 1:
+            aggregates.append('share-%d-agg-%d' % (n, (j + 1) % pools))
+        yield ('share-%d-cn%d' % (n, i), None,
+               [cloud_rows._inventory('VCPU', 32, 16.0),
+                cloud_rows._inventory('MEMORY_MB', 131072)],
+               ['HW_CPU_X86_AVX2'], aggregates)
+
+
 def load(url, scenario, size):
-    """Write ``size`` providers (flat) or trees of 7 (nested) and their
-    usage; return the uuids of the providers allocations may go to."""
+    """Write ``size`` providers (flat, sharing) or trees of 7 (nested)
+    and their usage; return the uuids of the providers allocations may
+    go to."""
     rows = list(cloud_rows.flat_providers(size) if scenario == 'flat'
+                else sharing_providers(size) if scenario == 'sharing'
                 else cloud_rows.nested_providers(size // 7))
     cloud_rows.bulk_load(url, rows)
     engine = sa.create_engine(url)
@@ -107,6 +139,9 @@ def load(url, scenario, size):
     if scenario == 'flat':
         targets = [name for name, *_ in rows][::2]
         used = [(name, FLAT_USED) for name in targets]
+    elif scenario == 'sharing':
+        targets = [name for name, *_ in rows if '-cn' in name][::2]
+        used = [(name, SHARING_USED) for name in targets]
     else:
         numas = [name for name, parent, *_ in rows if name.endswith('numa0')]
         targets = numas[::2]
@@ -146,7 +181,7 @@ def load(url, scenario, size):
             conn.execute(t['allocations'].insert(),
                          allocations[chunk:chunk + 20000])
     engine.dispose()
-    if scenario == 'flat':
+    if scenario != 'nested':
         return [(cloud_api.ident(name), {'VCPU': 1}) for name in targets]
     return [(cloud_api.ident(name), {'VCPU': 1}) for name in numas]
 
@@ -189,7 +224,8 @@ def bench_fit(args):
                 targets = load('sqlite:///' + path, scenario, size)
                 loaded = time.perf_counter() - start
                 app = inprocess.application(db)
-                query = FLAT_FLAVOR if scenario == 'flat' else NESTED_FLAVOR
+                query = (NESTED_FLAVOR if scenario == 'nested'
+                         else FLAT_FLAVOR)
                 index_load, _ = inprocess.timed_get(
                     app, '/capacity/fit?resources=VCPU:1')
                 name = '%s-%d' % (scenario, size)
@@ -199,8 +235,9 @@ def bench_fit(args):
                     app, '/capacity/fit?' + query)
                 fit = resp.json['fit']
                 report(name + ' fit, first', [first],
-                       '  total %d over %d trees' % (
-                           fit['total'], len(fit['by_root'])))
+                       '  total %d over %d trees%s' % (
+                           fit['total'], len(fit['by_root']),
+                           '' if fit.get('exact', True) else ' (at least)'))
                 report(name + ' fit, unchanged', [
                     inprocess.timed_get(app, '/capacity/fit?' + query)[0]
                     for _ in range(args.repeat)])
@@ -328,7 +365,7 @@ def main(argv=None):
     fit.add_argument('--sizes', default='1000,10000,100000',
                      type=lambda v: [int(s) for s in v.split(',')])
     fit.add_argument('--scenario', action='append',
-                     choices=['flat', 'nested'])
+                     choices=['flat', 'nested', 'sharing'])
     fit.add_argument('--repeat', type=int, default=9)
     metrics = sub.add_parser('metrics')
     metrics.add_argument('--flavors', type=int, default=50)

@@ -207,8 +207,3 @@ class CandidateSearchTooLarge(PlacementException):
                'request groups match too many providers, or cannot be '
                'combined, within that bound. Send fewer groups, or a '
                'limit.')
-
-
-class FitTooComplex(PlacementException):
-    msg_fmt = ('The candidates of this request combine in too many ways '
-               'to count exactly; narrow it (in_tree, member_of).')

@@ -8,14 +8,12 @@ and ``placement:capacity:read``, or a token-less request from
 ``[metrics] trusted_networks``.
 """
 
-from placement import exception
 from placement import microversion
 from placement.handlers import allocation_candidate as candidates
 from placement.handlers import metrics as metrics_handlers
 from placement.objects.candidates import fit as capacity_fit
 from placement.openapi import contract
 from placement.schemas import capacity_fit as schema
-from placement.web import errors
 from placement.web import negotiation
 from placement.web import responses
 
@@ -32,13 +30,9 @@ def get_fit(req):
     # Every partial of the fleet is built, then dropped: no collection
     # should scan them meanwhile (see responses.collector_paused).
     with candidates.unknown_names_rejected(), responses.collector_paused():
-        try:
-            found = capacity_fit.fit(
-                ctx, request, steps=conf.max_candidate_search_steps)
-        except exception.FitTooComplex as exc:
-            raise errors.BadRequest(str(exc), code=errors.QUERY_BAD_VALUE)
+        found = capacity_fit.fit(
+            ctx, request, steps=conf.max_candidate_search_steps)
     return responses.json_response(req, {'fit': {
         'total': found.total, 'by_root': found.by_root,
         'by_aggregate': found.by_aggregate,
-        'limited_by': found.limited_by}})
-
+        'limited_by': found.limited_by, 'exact': found.exact}})

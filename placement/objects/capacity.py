@@ -89,10 +89,12 @@ def problem(total, reserved, allocation_ratio, min_unit, max_unit,
 class Offer(typing.NamedTuple):
     """What one allocation may take from an inventory, given its usage:
     ``allowed`` is the range of amounts it may be; ``capacity`` is the
-    record's capacity."""
+    record's capacity; ``units`` the amounts its units allow, usage
+    aside (what GET /capacity/fit names a full tree's limit by)."""
 
     allowed: range
     capacity: int
+    units: range = range(0)
 
     @property
     def most(self):
@@ -144,7 +146,8 @@ def offer(capacity, used, min_unit, max_unit, step_size):
     """The Offer of a record with ``capacity`` of which ``used`` is
     allocated: at most what is free, within ``max_unit``."""
     return Offer(_amounts(min_unit, min(capacity - used, max_unit),
-                          step_size), capacity)
+                          step_size), capacity,
+                 _amounts(min_unit, max_unit, step_size))
 
 
 def allows(offer, amount):

@@ -106,9 +106,13 @@ DESCRIPTIONS = {
         'The instances the trees of this aggregate hold at once.'),
     '/capacity/fit body:fit.limited_by': (
         'Per resource class: in how many trees it is the first to run '
-        'out.'),
+        'out, full trees included.'),
     '/capacity/fit body:fit.limited_by.{key}': (
         'The number of trees this class limits.'),
+    '/capacity/fit body:fit.exact': (
+        'Whether every count is the most that fits; false when a '
+        'packing was cut short and the counts are packings that fit, '
+        'lower bounds.'),
     # Headers and paths.
     'OpenStack-API-Version': (
         'The microversion, ``placement X.Y`` or ``placement latest``; '

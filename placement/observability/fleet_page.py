@@ -168,15 +168,17 @@ def _flavor_bars(fits):
     for i, fit in enumerate(fits):
         y = i * _ROW + 4
         width = int(_BAR * fit.total / most)
+        # A packing cut short (api-ref/capacity-fit.rst, 'exact').
+        at_least = '' if fit.exact else 'at least '
         parts.append(
-            '<g><title>%s: %d more fit</title>'
+            '<g><title>%s: %s%d more fit</title>'
             '<text x="%d" y="%d" text-anchor="end">%s</text>'
             '<rect class="bar" x="%d" y="%d" width="%d" height="18" '
-            'fill="%s"/><text x="%d" y="%d">%d more</text></g>'
-            % (_e(fit.name), fit.total, _LABEL - 8, y + 14,
+            'fill="%s"/><text x="%d" y="%d">%s%d more</text></g>'
+            % (_e(fit.name), at_least, fit.total, _LABEL - 8, y + 14,
                _e(_short(fit.name)), _LABEL, y, width,
                '#3a7bd5' if fit.total else '#c0392b',
-               _LABEL + width + 8, y + 14, fit.total))
+               _LABEL + width + 8, y + 14, at_least, fit.total))
     parts.append('</svg>')
     return ''.join(parts)
 

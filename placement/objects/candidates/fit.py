@@ -135,11 +135,13 @@ def fit(ctx, request, roots=True, steps=-1):
 
 
 class FlavorFit(typing.NamedTuple):
-    """The fit of one named request: ``total`` and ``by_aggregate``."""
+    """The fit of one named request: ``total`` and ``by_aggregate``
+    (packings that fit, at least, when not ``exact``)."""
 
     name: str
     total: int
     by_aggregate: typing.Dict[str, int]
+    exact: bool = True
 
 
 _decoded = {}
@@ -163,7 +165,8 @@ def flavor_fits(ctx, flavors, max_age, steps=-1):
                 LOG.warning('[capacity] flavors: %s not counted: %s',
                             name, exc)
                 continue
-            found.append([name, counted.total, counted.by_aggregate])
+            found.append([name, counted.total, counted.by_aggregate,
+                          counted.exact])
         return json.dumps(found).encode()
 
     data = cache.get(compute, max_age)

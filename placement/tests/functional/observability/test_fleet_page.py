@@ -1,6 +1,7 @@
 """The capacity page drawn from a snapshot of a real database."""
 
 from placement import context
+from placement.objects.candidates import fit as fit_obj
 from placement.objects import fleet_totals
 from placement.observability import fleet_page
 from placement.tests import fixtures
@@ -29,3 +30,12 @@ def test_page_of_an_empty_fleet():
         assert 'No provider is in an aggregate' in page
     finally:
         cleanup()
+
+
+def test_a_count_that_is_not_exact_reads_at_least(fleet):  # noqa: F811
+    fits = [fit_obj.FlavorFit('m1.small', 7, {}),
+            fit_obj.FlavorFit('m1.large', 3, {}, exact=False)]
+    page = fleet_page.render(fleet_totals.read(context.AdminContext(
+        fleet.db)), flavor_fits=fits)
+    assert '>7 more<' in page
+    assert '>at least 3 more<' in page

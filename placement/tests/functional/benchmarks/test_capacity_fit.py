@@ -22,3 +22,14 @@ def test_fit_and_metrics_on_small_clouds(capsys):
     # 10 trees of 7: NUMA nodes of 16 VCPU, 2 each, PFs of 8 VFs.
     assert 'nested-70 fit, after one write' in out
     assert 'flat-40, 3 flavors: /metrics, cached' in out
+
+
+def test_sharing_scenario(capsys):
+    capacity_fit.main(['fit', '--sizes', '204', '--scenario', 'sharing',
+                       '--repeat', '1'])
+    out = capsys.readouterr().out
+    # 4 pools of a thousand 40 GB disks; 200 nodes of 32 instances, half
+    # of them 28: the pools run out first (the aggregates link them).
+    assert 'sharing-204 fit, first' in out
+    assert 'total 4000 over 200 trees' in out
+    assert '(at least)' not in out

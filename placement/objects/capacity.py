@@ -19,6 +19,7 @@ candidates and for the ``resources`` filter of GET /resource_providers
 alike.
 """
 
+import functools
 import math
 import typing
 
@@ -147,7 +148,14 @@ def offer(capacity, used, min_unit, max_unit, step_size):
     allocated: at most what is free, within ``max_unit``."""
     return Offer(_amounts(min_unit, min(capacity - used, max_unit),
                           step_size), capacity,
-                 _amounts(min_unit, max_unit, step_size))
+                 _units(min_unit, max_unit, step_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _units(min_unit, max_unit, step_size):
+    """``_amounts`` usage aside: one range per set of units, shared by
+    every Offer with them (a fleet has a handful)."""
+    return _amounts(min_unit, max_unit, step_size)
 
 
 def allows(offer, amount):

@@ -29,6 +29,18 @@ Per scenario it reports:
 * for ours, in this process: a full provider index load (median of
   three) and the memory the index holds (tracemalloc), per provider.
 
+``--footprint 1000,10000,20000`` measures instead how ours grows with
+the cloud: for an empty database and each of those counts of nested
+trees (seven providers each) it starts ours alone and prints the seconds
+from starting gunicorn to the first 200 of ``GET /`` and of the
+candidates query, the full index load (median of three) and what the
+index holds (tracemalloc), and each worker's RSS after a few candidates
+requests; per provider, the index's bytes and each worker's RSS above
+the empty database's. Memory grows no faster than the providers when
+those per-provider figures stay flat or fall as the cloud grows::
+
+    python3 -m benchmarks.scale --footprint 1000,10000,20000
+
 Scenarios: ``flat`` (``--providers`` compute nodes with VCPU, MEMORY_MB
 and DISK_GB, trait HW_CPU_X86_AVX2 and one of three aggregates) and
 ``nested`` (``--trees`` compute nodes, each with two NUMA children with
@@ -38,6 +50,7 @@ checkout's virtualenv (it imports placement and SQLAlchemy).
 """
 
 import argparse
+import concurrent.futures
 import contextlib
 import shutil
 import statistics
@@ -215,6 +228,58 @@ def run_scenario(scenario, args):
             print('kept', workdir)
 
 
+def footprint(args):
+    """Start-up, index and worker memory of ours for each tree count of
+    ``args.footprint`` (and an empty database first, the baseline)."""
+    rows = []
+    for trees in [0] + args.footprint:
+        workdir = tempfile.mkdtemp(prefix='bench-footprint.')
+        server, = toolkit_servers.on_sqlite_files(workdir,
+                                                  timeout=args.timeout)
+        try:
+            # A first start creates the schema and the standard names.
+            server.start(120)
+            server.wait('/traits', 120)
+            server.stop()
+            count = cloud_rows.bulk_load(
+                server.db_url, cloud_rows.nested_providers(trees))
+            start = time.monotonic()
+            server.start(120)
+            up = time.monotonic() - start
+            path = '/allocation_candidates?' + NESTED_QUERY
+            server.wait(path, args.timeout)
+            first = time.monotonic() - start
+            # Two at once, so that each of the two sync workers answers
+            # (one idle worker may otherwise take every request).
+            clients = [cloud_api.Client(server.url, 'admin', args.timeout)
+                       for _ in range(2)]
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                for _ in range(args.requests):
+                    list(pool.map(lambda c: c.get(path), clients))
+            rss = server.rss_mb()
+            server.stop()
+            load, held, indexed = index_figures(server.db_url)
+            rows.append((trees, count, up, first, load, held, rss))
+            print('nested-%d: %d providers; start-up %.1f s to GET /, '
+                  '%.1f s to the first candidates answer; index load '
+                  '%.2f s, holds %.1f MB; worker RSS %s MB' % (
+                      trees, indexed, up, first, load, held / 2 ** 20,
+                      ', '.join('%.1f' % mb for mb in rss)), flush=True)
+        finally:
+            server.stop()
+            shutil.rmtree(workdir)
+    base_rss = max(rows[0][6])
+    print('trees  providers  start-up (/, candidates) s  index load s  '
+          'index B/provider  worker RSS MB  RSS above empty B/provider')
+    for trees, count, up, first, load, held, rss in rows:
+        per = ('%d' % (held / count)) if count else '-'
+        above = ', '.join('%d' % ((mb - base_rss) * 2 ** 20 / count)
+                          for mb in rss) if count else '-'
+        print('%6d %9d  %6.1f, %6.1f %16.2f %17s  %13s  %s' % (
+            trees, count, up, first, load, per,
+            ', '.join('%.1f' % mb for mb in rss), above), flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__,
@@ -232,7 +297,13 @@ def main(argv=None):
                         'and gunicorn (e.g. /tmp/upvenv)')
     parser.add_argument('--keep', action='store_true',
                         help='keep the work directory (databases, logs)')
+    parser.add_argument('--footprint', type=lambda text: [
+        int(n) for n in text.split(',')], metavar='TREES,...',
+        help='start-up, index and worker memory of ours alone at these '
+        'counts of nested trees (see above)')
     args = parser.parse_args(argv)
+    if args.footprint:
+        return footprint(args)
     for scenario in args.scenario or ['flat', 'nested']:
         run_scenario(scenario, args)
 

@@ -888,7 +888,7 @@ def main(argv=None):
     if args.side_by_side:
         return side_by_side(args)
     return measure([(label, url, pids.get(label)) for label, url in urls],
-                   args)
+                   args, db_pid=_database_pid())
 
 
 def side_by_side(args):

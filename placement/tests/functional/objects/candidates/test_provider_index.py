@@ -48,7 +48,7 @@ def _state(index):
         'with_trait': {k: set(v) for k, v in index.with_trait.items()},
         'in_aggregate': {k: set(v) for k, v in index.in_aggregate.items()},
         'trees': {r: set(t) for r, t in index.members.items()},
-        'nested': set(index.nested),
+        'nested': index.nested,
         'summaries': {p: index.summary(p) for p in providers},
     }
 

@@ -30,7 +30,7 @@ def add(index, provider, parent=None, inventories=None, usage=None,
     index.root[provider] = root
     index.members[root].add(provider)
     if parent is not None:
-        index.nested.add(provider)
+        index.nested += 1
     used = dict(usage or {})
     index.inventories[provider] = {
         rc: capacity.offer(total, used.get(rc, 0), min_unit, max_unit,
@@ -194,3 +194,27 @@ def test_trees_keep_a_lone_provider_as_its_id_and_read_as_sets():
     trees.join(5, 5)
     trees[5].add(6)
     assert trees.get(4) == {4} and trees.get(5) == {5, 6}
+
+
+def test_trees_of_several_providers_are_kept_as_tuples_once_compacted():
+    trees = provider_index.Trees()
+    for provider in (1, 2, 3):
+        trees.join(1, provider)
+    trees.join(4, 4)
+    trees.compact()
+    assert sorted(dict.get(trees, 1)) == [1, 2, 3]
+    assert isinstance(dict.get(trees, 1), tuple)
+    assert dict.get(trees, 4) == 4
+    assert trees.get(1) == {1, 2, 3} and trees.of_one() == {4}
+    assert sorted(trees.providers(1)) == [1, 2, 3]
+    assert list(trees.providers(4)) == [4] and not trees.providers(9)
+    # Changed, a tuple becomes a set again.
+    trees.join(1, 5)
+    assert dict.get(trees, 1) == {1, 2, 3, 5}
+    trees.compact()
+    trees.leave(1, 5)
+    trees.leave(1, 2)
+    assert dict.get(trees, 1) == {1, 3}
+    trees.compact()
+    trees[1].add(6)
+    assert trees.get(1) == {1, 3, 6}

@@ -172,8 +172,6 @@ class Database:
         self.engine = sa.create_engine(self.url, **kwargs)
         if self.psycopg2:
             event.listen(self.engine, 'do_connect', green.follow_gevent)
-        elif self.url.get_driver_name() == 'pymysql':
-            event.listen(self.engine, 'connect', green.hold_pymysql_reads)
         if self.psycopg2 and postgresql_prepared_statements:
             # See placement.db.prepared.
             event.listen(self.engine, 'connect', prepared.serve_prepared)

@@ -11,15 +11,13 @@ callback lets us wait instead: as libpq would for a few milliseconds
 gevent, while the worker's other clients are served. psycopg2 then talks
 to the server asynchronously underneath; transactions are unchanged.
 
-eventlet installs its own callback when it patches psycopg2. We install
-ours only when gevent has patched the socket module and no callback is
-set, from the engine's ``do_connect`` event: that runs in the worker,
-after gunicorn's gevent worker patched it, before the connection is made.
-
-PyMySQL is pure Python and reads the patched socket, so every answer it
-waits for was a switch to gevent's loop. ``hold_pymysql_reads`` gives it
-the same treatment: its reads wait in the system's poll for
-HOLD_MILLISECONDS first, and through gevent beyond that.
+eventlet installs its own callback when it patches psycopg2; PyMySQL is
+pure Python and uses the patched socket already (holding its reads in
+poll first, as we hold psycopg2's waits, made the MariaDB mix worse: see
+api-ref/design.rst, 'Measured choices'). We install ours only
+when gevent has patched the socket module and no callback is set, from
+the engine's ``do_connect`` event: that runs in the worker, after
+gunicorn's gevent worker patched it, before the connection is made.
 
 Ours, not psycogreen's: that package (last released in 2020) hands
 every wait to gevent at once (see HOLD_MILLISECONDS) and without a
@@ -27,7 +25,6 @@ deadline, so a connection attempt would ignore ``connect_timeout``,
 which libpq leaves to the application when it connects asynchronously.
 """
 
-import io
 import select
 import socket
 import sys
@@ -122,41 +119,3 @@ class _GeventWait:
                 self._green[state](fd, timeout=left)
             except socket.timeout:
                 raise psycopg2.OperationalError('timeout expired') from None
-
-
-def hold_pymysql_reads(dbapi_conn, _record):
-    """An engine ``connect`` listener: under gevent, a new PyMySQL
-    connection reads its server's answers through ``_HeldReader``."""
-    if not gevent_patched():
-        return
-    sock = getattr(dbapi_conn, '_sock', None)
-    if sock is None or getattr(dbapi_conn, '_rfile', None) is None:
-        return  # not the PyMySQL we know: leave it as it is
-    dbapi_conn._rfile.close()
-    dbapi_conn._rfile = io.BufferedReader(_HeldReader(sock))
-
-
-class _HeldReader(io.RawIOBase):
-    """A gevent socket read as PyMySQL's ``makefile('rb')`` would read
-    it, but waiting up to HOLD_MILLISECONDS in the system's poll before
-    the read goes to gevent (which then waits for the rest, honouring
-    the socket's timeout). Closing it leaves the socket to its owner, as
-    a socket file does."""
-
-    def __init__(self, sock):
-        from gevent import monkey
-
-        super().__init__()
-        self._sock = sock
-        # TLS: decrypted bytes the fd's readiness does not show.
-        self._pending = getattr(sock, 'pending', None)
-        self._waiting = monkey.get_original('select', 'poll')()
-        self._waiting.register(sock.fileno(), select.POLLIN)
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        if self._pending is None or not self._pending():
-            self._waiting.poll(HOLD_MILLISECONDS)
-        return self._sock.recv_into(buffer)

@@ -1,6 +1,6 @@
 """psycopg2 and PyMySQL under gevent (``placement.db.green``): while one
-green thread waits for the database, the others of its process run, and
-a quick answer is waited for without a switch.
+green thread waits for the database, the others of its process run; a
+quick psycopg2 answer is waited for without a switch.
 
 Each case runs in a subprocess that gevent patches, as gunicorn's gevent
 worker does; a green thread counting ticks every 50 ms shows whether the
@@ -90,22 +90,26 @@ _LOCKED_TABLE = _PRELUDE + """
 """
 
 _QUICK_STATEMENTS = _PRELUDE + """
+    import greenlet
+
     db = db_api.Database(sys.argv[1])
     db.ping()  # connected, and made green
+    reader = greenlet.getcurrent()
     switches = [0]
 
-    def count():
-        while True:
+    def trace(event, args):
+        # The reader handing over to gevent's loop.
+        if event in ('switch', 'throw') and args[0] is reader:
             switches[0] += 1
-            gevent.sleep(0)
 
-    gevent.spawn(count)
-    gevent.sleep(0)
-    before = switches[0]
-    for _ in range(200):
+    greenlet.settrace(trace)
+    for _ in range(100):
         with db.transaction(write=False) as conn:
-            conn.exec_driver_sql('SELECT 1').scalar()
-    print(switches[0] - before)
+            # An answer 3 ms away: never there yet when the reader asks
+            # for it, well within HOLD_MILLISECONDS.
+            conn.exec_driver_sql('SELECT pg_sleep(0.003)').scalar()
+    greenlet.settrace(None)
+    print(switches[0])
 """
 
 
@@ -148,9 +152,12 @@ def test_a_statement_waiting_for_a_lock_lets_others_run():
 def test_quick_statements_keep_the_worker():
     """A healthy database's answers are waited for without a switch:
     one per statement cost the cloud-traffic mix a quarter more of the
-    server's CPU and twice the database's, as requests interleaved (on
-    PostgreSQL; on MariaDB, where PyMySQL read through gevent always,
-    see api-ref/design.rst, 'Measured choices')."""
+    server's CPU and twice the database's, as requests interleaved."""
+    if fixtures.backend_name() != 'postgresql':
+        pytest.skip('the PostgreSQL pass only: psycopg2')
     url = _server_database()
     switches, = _run(_QUICK_STATEMENTS, url)
-    assert int(switches) <= 5, switches
+    # At least one per transaction when every answer is waited for
+    # through gevent; the odd answer slower than HOLD_MILLISECONDS on a
+    # busy machine may still switch.
+    assert int(switches) <= 20, switches

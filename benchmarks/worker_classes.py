@@ -23,11 +23,11 @@ import argparse
 import contextlib
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
 
-from benchmarks import cloud_traffic
-from benchmarks import servers
+from benchmarks.toolkit import servers
 from placement.tests import gunicorn_server
 
 
@@ -66,7 +66,10 @@ def main(argv=None):
                 label, args.workers, shlex.join(options)), flush=True)
             targets += ['--url', '%s=%s' % (label, server.url),
                         '--pid', '%s=%d' % (label, server._process.pid)]
-        return cloud_traffic.main(traffic + targets)
+        # Its own process: a script is not another's library.
+        return subprocess.call([sys.executable, '-m',
+                                'benchmarks.cloud_traffic',
+                                *traffic, *targets])
 
 
 if __name__ == '__main__':

@@ -9,7 +9,7 @@ pass (the SQLite pass has the in-process equivalent,
 tracebacks; once the server is back the service must answer again
 without a restart, and every write it acknowledged must be there. The
 health check must follow the database down and up, answering quickly.
-Under gunicorn's default worker, its gevent worker and its threads.
+Both under gunicorn's default worker and under its gevent worker.
 """
 
 import http.client
@@ -50,11 +50,9 @@ def database_server():
         server.destroy()
 
 
-#: gunicorn's default worker, and the concurrent workers the
-#: installation guide offers: gevent (green database waits:
-#: placement.db.green) and threads (for MariaDB).
-WORKER_ARGS = {'sync': (), 'gevent': ('--worker-class', 'gevent'),
-               'gthread': ('--worker-class', 'gthread', '--threads', '2')}
+#: gunicorn's default worker, and the gevent worker the installation
+#: guide offers (green database waits: placement.db.green).
+WORKER_ARGS = {'sync': (), 'gevent': ('--worker-class', 'gevent')}
 
 
 @pytest.fixture(params=sorted(WORKER_ARGS))

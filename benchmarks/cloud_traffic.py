@@ -17,9 +17,10 @@ fresh databases; SQLite, or PostgreSQL / MariaDB through
 
 Loading a large cloud through the API takes minutes (a quarter of an
 hour for 10,000 nodes), so with ``--side-by-side`` ours is loaded and
-upstream starts on a copy of its database (SQLite and PostgreSQL; it is
-checked by comparing what both answer); ``--load-each`` loads both
-through their APIs, as on MariaDB.
+upstream starts on its own schema filled with ours' rows (checked by
+comparing what both answer); ``--load-each`` loads both through their
+APIs. Under ``tools/with-galera.sh`` both reach the three nodes through
+HAProxy, each new database connection on the next node.
 
 Or measure servers you started (``--pid`` names a gunicorn master for
 the server CPU figures)::
@@ -96,12 +97,19 @@ and, when found, of the database server (on a database server shared by
 both servers, only the one being measured is busy); then per-endpoint
 p50/p99 of each server's highest sustained step and the ratio of the
 sustained rates. The load generator is one Python thread on the same
-machine: its own CPU per request is printed too, since it competes with
-the servers for cores. ``--endpoint-cpu`` adds, per server, its CPU per
-kind of request (``benchmarks/toolkit/endpoint_cpu.py``) to the endpoint lines
-of its best sustained step and of its steps not sustained: where the
-server's time goes.
-Standard library only (``--side-by-side`` uses the test helpers).
+machine: its own CPU per request is printed too, and its share of a
+core (near 100%, it was the limit). ``--endpoint-cpu`` adds, per
+server, its CPU per kind of request (``benchmarks/toolkit/endpoint_cpu.py``) to
+the endpoint lines of its best sustained step and of its steps not
+sustained: where the server's time goes.
+
+On a database server (``benchmarks/toolkit/db_server.py``) each step also reads
+the statements the server ran for the measured server's database, and
+the run reports each database's size after loading and after the steps
+and the workers' RSS/PSS. Then ``--per-kind N`` sends each kind of
+request alone, N times, to each server: its median time, service and
+database CPU and statements per request. A closing table puts the
+servers side by side with ratios.
 """
 
 import argparse
@@ -121,6 +129,7 @@ import time
 import urllib.parse
 
 from benchmarks.toolkit import cloud_api
+from benchmarks.toolkit import db_server
 from benchmarks.toolkit import endpoint_cpu
 from benchmarks.toolkit import http_loop
 from benchmarks.toolkit import labels
@@ -294,7 +303,7 @@ class Cloud:
     """One server's simulated cloud: its instances, and the tasks that
     send requests to it."""
 
-    def __init__(self, label, url, pid, topology, args):
+    def __init__(self, label, url, pid, topology, args, database=None):
         self.label, self.url, self.pid = label, url, pid
         self.topology, self.args = topology, args
         self.instances = {}          # consumer uuid -> node
@@ -302,7 +311,10 @@ class Cloud:
         self.steps = []              # every StepResult
         self.sustained = []          # those within the bound
         self.stopped = None          # why it is not asked any more
-        self.db_pid = None
+        #: The DatabaseServer, and the name of this server's database.
+        self.db, self.database = None, database
+        self.sizes = {}              # when -> {table: bytes}
+        self.kinds = {}              # --per-kind: kind -> KindResult
 
     # -- requests ---------------------------------------------------------
 
@@ -528,6 +540,10 @@ class StepResult:
     error_budget: float = 0.0
     #: With ``--endpoint-cpu``: the server's {kind: (requests, seconds)}.
     endpoints: dict = None
+    #: Statements the database ran, by kind (``db_server.KINDS``).
+    statements: dict = None
+    #: [(RSS, PSS) KiB] of each gunicorn worker at the end of the step.
+    memory: list = None
 
     @property
     def requests(self):
@@ -536,6 +552,17 @@ class StepResult:
     @property
     def rate(self):
         return self.requests / self.elapsed if self.elapsed else 0.0
+
+    @property
+    def client_share(self):
+        """The load generator's CPU time over the step's wall time: near
+        1.0 it, not the server, was the limit."""
+        return self.client_cpu / self.elapsed if self.elapsed else 0.0
+
+    def per_request(self, seconds):
+        if seconds is None or not self.requests:
+            return None
+        return seconds * 1000 / self.requests
 
     def p(self, share):
         value = stats.percentile(self.recorder.all_seconds(), share)
@@ -615,7 +642,8 @@ def run_step(cloud, factor, args, rng, duration=None):
     loop = http_loop.Loop(cloud.url, args.token, args.timeout, recorder.add)
     waiting = collections.deque()
     server_before = proc_cpu.tree_seconds(cloud.pid) if cloud.pid else None
-    db_before = proc_cpu.tree_seconds(cloud.db_pid) if cloud.db_pid else None
+    db_before = cloud.db.cpu_seconds() if cloud.db else None
+    statements_before = _statements(cloud)
     # Set by --endpoint-cpu for the servers it starts.
     kinds = cloud.pid and os.environ.get(endpoint_cpu.ENV)
     kinds_before = endpoint_cpu.snapshot(kinds, cloud.pid) if kinds else None
@@ -659,12 +687,13 @@ def run_step(cloud, factor, args, rng, duration=None):
     client_cpu = time.process_time() - client_before
     elapsed = max(args.duration, time.monotonic() - start)
 
-    def used(pid, before):
-        after = proc_cpu.tree_seconds(pid) if pid else None
+    def used(after, before):
         return after - before if None not in (after, before) else None
 
-    server_cpu, db_cpu = used(cloud.pid, server_before), used(cloud.db_pid,
-                                                               db_before)
+    server_cpu = used(proc_cpu.tree_seconds(cloud.pid) if cloud.pid
+                      else None, server_before)
+    db_cpu = used(cloud.db.cpu_seconds() if cloud.db else None, db_before)
+    statements = db_server.difference(_statements(cloud), statements_before)
     endpoints = None
     if kinds:
         # The workers write their totals every WRITE_EVERY seconds.
@@ -674,7 +703,21 @@ def run_step(cloud, factor, args, rng, duration=None):
     return StepResult(
         cloud.label, factor, len(events), elapsed, recorder,
         server_cpu, db_cpu, client_cpu, args.p99_bound, args.lag,
-        args.error_budget, endpoints)
+        args.error_budget, endpoints, statements, worker_memory(cloud.pid))
+
+
+def _statements(cloud):
+    if cloud.db is None or cloud.database is None:
+        return None
+    return cloud.db.statements(cloud.database)
+
+
+def worker_memory(pid):
+    """[(RSS, PSS) KiB] of the gunicorn master ``pid``'s workers."""
+    if not pid:
+        return None
+    return [proc_cpu.memory_kib(worker)
+            for worker in proc_cpu.children(pid)]
 
 
 def ms(value):
@@ -692,7 +735,8 @@ def step_line(result, width):
     rec = result.recorder
     return ('x%-5g %-*s tasks %5.1f/s  achieved %7.1f req/s  '
             'p50 %s p99 %s ms  5xx/none %d  409 %d  other 4xx %d  '
-            'CPU/req server %s db %s client %s  %s' % (
+            'CPU/req server %s db %s client %s (%.0f%% of a core)  '
+            'statements/req %s  %s' % (
                 result.factor, width, result.label,
                 result.scheduled / result.elapsed, result.rate,
                 ms(result.p(0.5)), ms(result.p(0.99)), rec.errors(),
@@ -700,7 +744,14 @@ def step_line(result, width):
                 per_request(result.server_cpu, result.requests),
                 per_request(result.db_cpu, result.requests),
                 per_request(result.client_cpu, result.requests),
+                result.client_share * 100,
+                statements_per_request(result),
                 'sustained' if not why else 'NOT sustained: ' + why))
+
+
+def statements_per_request(result):
+    per = db_server.per_request(result.statements, result.requests)
+    return '%.1f' % per[db_server.TOTAL] if per else '-'
 
 
 def endpoint_lines(result):
@@ -768,6 +819,260 @@ def same_load_lines(first, other):
         lines.append('x%g: %s vs %s: %s' % (
             mine.factor, first.label, other.label, ', '.join(parts)))
     return lines
+
+
+#: Kinds of request the per-kind probe sends, in this order (each GET
+#: allocations reads an instance the POST then moves, whose migration
+#: consumer the DELETE removes).
+PROBED = ('GET in_tree', 'GET inventories', 'GET traits', 'GET aggregates',
+          'GET sharing', 'PUT inventories', 'GET candidates',
+          'PUT allocations', 'GET allocations', 'POST allocations',
+          'DELETE allocations', 'GET usages')
+
+
+@dataclasses.dataclass
+class KindResult:
+    """One kind of request sent alone, one at a time, ``count`` times."""
+
+    count: int
+    errors: int
+    seconds: list
+    server_cpu: float
+    db_cpu: float
+    statements: dict
+
+    def median_ms(self):
+        return stats.percentile(self.seconds, 0.5) * 1000
+
+    def per_request_ms(self, seconds):
+        return seconds * 1000 / self.count if seconds is not None else None
+
+
+def probe(cloud, count, rng):
+    """{kind: KindResult} of ``PROBED``, each sent ``count`` times on a
+    new connection each, with nothing else running: where the server's
+    and the database's time per request goes (CPU to the nanosecond,
+    from ``schedstat``, of live processes: pooled connections stay)."""
+    client = cloud_api.Client(cloud.url, cloud.args.token, cloud.args.timeout)
+    topology = cloud.topology
+    nodes = [rng.randrange(topology.nodes) for _ in range(count)]
+    instances = rng.sample(sorted(cloud.instances),
+                           min(count, len(cloud.instances)))
+    read, migrations = {}, []
+    root = topology.root(nodes[0])
+    inventories = [client.call('GET', '/resource_providers/%s/inventories'
+                               % root)[1]]
+
+    def requests(kind):
+        """(method, path, body, what to do with the answer) of ``kind``."""
+        rp_path = '/resource_providers/%s/'
+        if kind in ('GET inventories', 'GET traits', 'GET aggregates'):
+            for node in nodes:
+                yield ('GET', rp_path % topology.root(node)
+                       + kind.split()[1], None, None)
+        elif kind == 'GET in_tree':
+            for node in nodes:
+                yield ('GET', '/resource_providers?in_tree='
+                       + topology.root(node), None, None)
+        elif kind == 'GET sharing':
+            for node in nodes:
+                yield ('GET', '/resource_providers?member_of=in:%s&'
+                       'required=%s' % (topology.aggregate(node), SHARES),
+                       None, None)
+        elif kind == 'PUT inventories':
+            for _ in nodes:
+                current = inventories[-1]
+                disk = dict(current['inventories']['DISK_GB'])
+                disk['reserved'] = 1 - disk.get('reserved', 0)
+                yield ('PUT', rp_path % root + 'inventories', {
+                    'resource_provider_generation':
+                        current['resource_provider_generation'],
+                    'inventories': dict(current['inventories'],
+                                        DISK_GB=disk)},
+                    inventories.append)
+        elif kind == 'GET candidates':
+            query = urllib.parse.urlencode({
+                'resources': ','.join('%s:%d' % item
+                                      for item in sorted(FLAVOUR.items())),
+                'limit': 1000})
+            for _ in nodes:
+                yield 'GET', '/allocation_candidates?' + query, None, None
+        elif kind == 'PUT allocations':
+            for node in nodes:
+                consumer = cloud_api.ident('%s-probe-%f' % (
+                    cloud.label, rng.random()))
+                yield ('PUT', '/allocations/' + consumer, claim_body(
+                    topology.allocation(node), rng.choice(PROJECTS), None),
+                    None)
+        elif kind == 'GET allocations':
+            for consumer in instances:
+                yield ('GET', '/allocations/' + consumer, None,
+                       lambda body, c=consumer: read.__setitem__(c, body))
+        elif kind == 'POST allocations':
+            for consumer, node in zip(instances, nodes):
+                current = read[consumer]
+                migration = cloud_api.ident('%s-probe-migration-%f' % (
+                    consumer, rng.random()))
+                migrations.append(migration)
+                yield ('POST', '/allocations', {
+                    migration: claim_body(
+                        {rp: {'resources': a['resources']}
+                         for rp, a in current['allocations'].items()},
+                        current['project_id'], None, MIGRATION_CONSUMER),
+                    consumer: claim_body(
+                        topology.allocation(node), current['project_id'],
+                        current['consumer_generation'])}, None)
+                cloud.instances[consumer] = node
+        elif kind == 'DELETE allocations':
+            for migration in migrations:
+                yield 'DELETE', '/allocations/' + migration, None, None
+        elif kind == 'GET usages':
+            for _ in nodes:
+                yield ('GET', '/usages?project_id=' + rng.choice(PROJECTS),
+                       None, None)
+
+    found = {}
+    for kind in PROBED:
+        seconds, errors = [], 0
+        server_before = proc_cpu.tree_exact_seconds(cloud.pid)
+        db_before = cloud.db.exact_cpu_seconds() if cloud.db else None
+        statements_before = _statements(cloud)
+        for method, path, body, keep in requests(kind):
+            # A new connection each, as gunicorn's sync worker wants;
+            # the clock stops before the body is decoded.
+            connection = placement_http.Client(
+                cloud.url, cloud.args.token, cloud.args.timeout)
+            try:
+                start = time.perf_counter()
+                answer = connection.fetch(method, path, body)
+                seconds.append(time.perf_counter() - start)
+            finally:
+                connection.close()
+            if answer.status is None or answer.status >= 300:
+                errors += 1
+            elif keep is not None:
+                keep(placement_http.decode(answer.body))
+        server_after = proc_cpu.tree_exact_seconds(cloud.pid)
+        db_after = cloud.db.exact_cpu_seconds() if cloud.db else None
+        found[kind] = KindResult(
+            len(seconds), errors, seconds,
+            _used(server_after, server_before), _used(db_after, db_before),
+            db_server.difference(_statements(cloud), statements_before))
+    return found
+
+
+def _used(after, before):
+    return after - before if None not in (after, before) else None
+
+
+def report(clouds, args):
+    """The side-by-side table: each figure of ours, of the others and
+    how many times better ours is (> 1: ours better)."""
+    lines = []
+    names = [c.label for c in clouds]
+    both = set.intersection(*({r.factor for r in c.sustained}
+                              for c in clouds))
+    ran = set.intersection(*({r.factor for r in c.steps} for c in clouds))
+    # Per-request costs compare at one offered load: the highest all
+    # sustained, else the lowest all ran.
+    common = max(both) if both else min(ran) if ran else None
+
+    def at(cloud, factor):
+        return max((r for r in cloud.steps if r.factor == factor),
+                   key=lambda r: r.rate, default=None)
+
+    def best(cloud):
+        return max(cloud.sustained, key=lambda r: r.rate, default=None)
+
+    def row(what, values, better='lower', fmt='%.2f'):
+        if all(value is None for value in values):
+            return
+        text = ['%-44s' % what]
+        for value in values:
+            text.append('%14s' % (fmt % value if value is not None else '-'))
+        first = values[0]
+        for value in values[1:] if better else ():
+            if first and value:
+                ratio = value / first if better == 'lower' else first / value
+                text.append('%12.2fx' % ratio)
+            else:
+                text.append('%13s' % '-')
+        lines.append(''.join(text))
+
+    lines.append('')
+    lines.append('side by side (%s %d nodes; ratio: times better than %s)'
+                 % (args.shape, args.nodes, names[0]))
+    lines.append('%-44s' % '' + ''.join('%14s' % n for n in names)
+                 + ''.join('%13s' % ('vs ' + n) for n in names[1:]))
+    tops = [best(c) for c in clouds]
+    row('sustained requests/s', [t and t.rate for t in tops], 'higher',
+        '%.1f')
+    row('  its p99 ms', [t and t.p(0.99) for t in tops], fmt='%.1f')
+    row('  its client CPU share (1.0: client-bound)',
+        [t and t.client_share for t in tops], None)
+    if common is not None:
+        steps = [at(c, common) for c in clouds]
+        lines.append('at x%g, %s (%.0f req/s):' % (
+            common, 'the highest load all sustained' if both else
+            'the lowest load, NOT sustained by all', steps[0].rate))
+        row('  p99 ms', [r.p(0.99) for r in steps], fmt='%.1f')
+        row('  service CPU ms/request',
+            [r.per_request(r.server_cpu) for r in steps])
+        row('  database CPU ms/request',
+            [r.per_request(r.db_cpu) for r in steps])
+        row('  statements/request (sent by the service)',
+            [_total(db_server.per_request(r.statements, r.requests))
+             for r in steps], fmt='%.1f')
+        for kind in db_server.KINDS:
+            values = [(db_server.per_request(r.statements, r.requests)
+                       or {}).get(kind) for r in steps]
+            if any(values):
+                row('    %s' % kind, values, fmt='%.2f')
+        row('  client CPU share', [r.client_share for r in steps], None)
+    for when in ('loaded', 'after the run'):
+        sizes = [c.sizes.get(when) for c in clouds]
+        row('database MB, %s' % when,
+            [sum(s.values()) / 1e6 if s else None for s in sizes])
+    memory = [(best(c) or (c.steps[-1] if c.steps else None))
+              for c in clouds]
+    memory = [m.memory if m else None for m in memory]
+    row('worker RSS MB, sum', [_mb(m, 0, sum) for m in memory], fmt='%.1f')
+    row('worker RSS MB, largest', [_mb(m, 0, max) for m in memory],
+        fmt='%.1f')
+    row('worker PSS MB, sum', [_mb(m, 1, sum) for m in memory], fmt='%.1f')
+    if all(c.kinds for c in clouds):
+        lines.append('each kind alone, %d times (median ms, then per '
+                     'request: service CPU ms, database CPU ms, '
+                     'statements):' % args.per_kind)
+        for kind in PROBED:
+            results = [c.kinds[kind] for c in clouds]
+            if any(r.errors for r in results):
+                lines.append('  %s: errors %s' % (kind, ', '.join(
+                    '%s %d' % (n, r.errors)
+                    for n, r in zip(names, results))))
+            row('  %s median ms' % kind,
+                [r.median_ms() for r in results])
+            row('    service CPU ms',
+                [r.per_request_ms(r.server_cpu) for r in results])
+            row('    database CPU ms',
+                [r.per_request_ms(r.db_cpu) for r in results])
+            per = [db_server.per_request(r.statements, r.count)
+                   for r in results]
+            row('    statements', [_total(p) for p in per], fmt='%.1f')
+            if any(per):
+                lines.append('      ' + '; '.join(
+                    '%s %s' % (n, db_server.statements_text(p))
+                    for n, p in zip(names, per)))
+    return lines
+
+
+def _total(per):
+    return per[db_server.TOTAL] if per else None
+
+
+def _mb(memory, index, how):
+    values = [m[index] for m in memory or () if m[index] is not None]
+    return how(values) / 1024 if values else None
 
 
 def parse_pairs(values, kind):
@@ -857,6 +1162,11 @@ def parser():
                         help='parallel loaders')
     parser.add_argument('--timeout', type=float, default=60.0)
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--per-kind', type=int, default=100, metavar='N',
+                        help='after the steps, send each kind of request '
+                        'N times alone, one at a time, to each server: '
+                        'its latency, server and database CPU and '
+                        'statements per request of that kind (0: none)')
     parser.add_argument('--quick', action='store_true',
                         help='20 nodes, steps x1 and x4 of 2 s, period 4 s, '
                         '2 boots, 1 migration, 2 usages per second, an '
@@ -873,6 +1183,7 @@ def main(argv=None):
         args.factors, args.period, args.clients = '1,4', 4.0, 8
         args.boots, args.migrations, args.usages = 2.0, 1.0, 2.0
         args.inventory_changes, args.refine, args.warm_up = 1.0, 0, 1.0
+        args.per_kind = min(args.per_kind, 3)
     if args.deletes is None:
         args.deletes = args.boots
     try:
@@ -909,6 +1220,23 @@ def side_by_side(args):
         copy = servers.can_copy()
     gunicorn_args = list(args.gunicorn_args)
     with contextlib.ExitStack() as stack:
+        db = db_server.from_environment()
+        if db is not None:
+            stack.callback(db.close)
+            print('database server: %s' % db.describe(), flush=True)
+        if db is not None and len(db.urls) > 1:
+            # Galera: both services reach the nodes through HAProxy,
+            # each new connection on the next node.
+            balancer = stack.enter_context(db_server.RoundRobin(
+                os.environ[db_server.GALERA_ENV].split(),
+                stack.enter_context(tempfile.TemporaryDirectory(
+                    prefix='galera-haproxy.'))))
+            stack.callback(os.environ.__setitem__, db_server.URL_ENV,
+                           os.environ[db_server.URL_ENV])
+            os.environ[db_server.URL_ENV] = balancer.db_url
+            print('services reach the %d nodes through HAProxy (TCP, round '
+                  'robin per connection) at %s' % (
+                      len(db.urls), balancer.db_url), flush=True)
         if args.endpoint_cpu:
             # Both gunicorns (and their workers) inherit the variable.
             os.environ[endpoint_cpu.ENV] = stack.enter_context(
@@ -921,7 +1249,10 @@ def side_by_side(args):
                 'ours': args.ours_gunicorn_args,
                 'upstream': args.upstream_gunicorn_args}))
         return measure([(s.label, s.url, s.pid) for s in started],
-                       args, db_pid=_database_pid(), loaded=instances)
+                       args, db=db, loaded=instances,
+                       databases={
+                           s.label: db_server.database_name(s.database)
+                           for s in started if s.database})
 
 
 def load_cloud(cloud):
@@ -937,15 +1268,6 @@ def load_cloud(cloud):
         flush=True)
 
 
-def _database_pid():
-    """The database server's pid when the servers use one we can see."""
-    url = os.environ.get('PLACEMENT_TEST_DB_URL')
-    if not url:
-        return None
-    port = urllib.parse.urlsplit(url).port
-    return proc_cpu.listener_pid(port) if port else None
-
-
 def warm_up(cloud, args):
     """Run ``--warm-up`` seconds of the first factor's traffic on
     ``cloud`` and print it, outside the steps that count."""
@@ -955,15 +1277,19 @@ def warm_up(cloud, args):
     print('warm-up ' + step_line(result, len(cloud.label)), flush=True)
 
 
-def measure(targets, args, db_pid=None, loaded=None):
+def measure(targets, args, db=None, loaded=None, databases=None):
     """Load every server, then run the steps interleaved; 0 when every
     server sustained at least its first step.
 
     ``loaded`` ({label: instances}) says the servers are loaded already:
-    a server missing from it serves a copy of ours' database.
+    a server missing from it serves a copy of ours' database. ``db``
+    (a ``db_server.DatabaseServer``) is read for the database's CPU,
+    statements and size of each server's database (``databases``:
+    {label: name}).
     """
     topology = Topology(args.shape, args.nodes, args.aggregates)
-    clouds = [Cloud(label, url, pid, topology, args)
+    databases = databases or {}
+    clouds = [Cloud(label, url, pid, topology, args, databases.get(label))
               for label, url, pid in targets]
     width = max(len(c.label) for c in clouds)
     print('cloud %s, %d nodes, period %g s at x1, %d clients, steps of '
@@ -979,11 +1305,12 @@ def measure(targets, args, db_pid=None, loaded=None):
             print('gunicorn options (%s): %s' % (who, shlex.join(options)),
                   flush=True)
     for cloud in clouds:
-        cloud.db_pid = db_pid
+        cloud.db = db
         if loaded is None:
             load_cloud(cloud)
         else:
             cloud.instances = dict(loaded.get(cloud.label, loaded['ours']))
+        record_size(cloud, 'loaded')
     if args.warm_up > 0:
         for cloud in clouds:
             warm_up(cloud, args)
@@ -1013,9 +1340,25 @@ def measure(targets, args, db_pid=None, loaded=None):
                 cloud.stopped = cloud.stopped or 'x%g: %s' % (factor, why)
             else:
                 cloud.sustained.append(result)
+    for cloud in clouds:
+        record_size(cloud, 'after the run')
+    if args.per_kind > 0:
+        for cloud in clouds:
+            cloud.kinds = probe(cloud, args.per_kind,
+                                random.Random('%s-probe' % args.seed))
     for line in summary(clouds):
         print(line, flush=True)
+    for line in report(clouds, args):
+        print(line, flush=True)
     return 0 if all(c.sustained for c in clouds) else 1
+
+
+def record_size(cloud, when):
+    if cloud.db is not None and cloud.database is not None:
+        cloud.sizes[when] = cloud.db.table_sizes(cloud.database)
+        print('%s database %s: %s' % (
+            cloud.label, when, db_server.size_text(cloud.sizes[when])),
+            flush=True)
 
 
 if __name__ == '__main__':

@@ -2,7 +2,9 @@
 # Run a command with a throwaway PostgreSQL server on 127.0.0.1, exporting
 # PLACEMENT_TEST_DB_URL for it; the server and its data are removed
 # afterwards. Exits 0 with a notice if PostgreSQL is not installed, or 1
-# if it is required (REQUIRE_DB=1).
+# if it is required (REQUIRE_DB=1). PLACEMENT_PG_OPTIONS adds server
+# options, e.g. "-c shared_preload_libraries=pg_stat_statements" for the
+# benchmarks' statement counts.
 set -eu
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 [ -n "$bindir" ] || bindir=$(dirname "$(command -v pg_ctl 2>/dev/null || echo /nonexistent/x)")
@@ -28,7 +30,7 @@ trap cleanup EXIT INT TERM
 $run "$bindir/initdb" -D "$tmp/data" -A trust -U postgres -E UTF8 --no-sync >"$tmp/initdb.log" 2>&1 || {
     cat "$tmp/initdb.log" >&2; exit 1; }
 $run "$bindir/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w \
-    -o "-p $port -h 127.0.0.1 -k $tmp -F -c max_connections=200" start >/dev/null
+    -o "-p $port -h 127.0.0.1 -k $tmp -F -c max_connections=200 ${PLACEMENT_PG_OPTIONS:-}" start >/dev/null
 export PLACEMENT_TEST_DB_URL="postgresql+psycopg2://postgres@127.0.0.1:$port"
 echo "with-postgresql: PostgreSQL at $PLACEMENT_TEST_DB_URL" >&2
 "$@"

@@ -22,7 +22,12 @@ package measure, this package serves them:
     concurrent allocation writes, and what clients were told about them
     checked against the server's state;
 ``proc_cpu``, ``endpoint_cpu``
-    server CPU per request, per process tree and per kind of request;
+    server CPU per request, per process tree and per kind of request
+    (and the workers' memory);
+``db_server``
+    the database server read from outside: its processes' CPU, the
+    statements it ran, each database's size; HAProxy over a Galera
+    cluster's nodes;
 ``stats``
     percentiles, one definition for every report.
 

@@ -41,16 +41,10 @@ def tree_seconds(root):
         return None
     if root not in stats:
         return None
-    children = {}
-    for pid, stat in stats.items():
-        children.setdefault(stat[0], []).append(pid)
-    _ppid, utime, stime, cutime, cstime = stats[root]
-    ticks = utime + stime + cutime + cstime
-    todo = list(children.get(root, ()))
-    while todo:
-        pid = todo.pop()
+    # The root's reaped children, then every live process's own time.
+    ticks = stats[root][3] + stats[root][4]
+    for pid in _tree(root, stats):
         ticks += stats[pid][1] + stats[pid][2]
-        todo.extend(children.get(pid, ()))
     return ticks / _TICK
 
 
@@ -74,3 +68,66 @@ def listener_pid(port, names=('postgres', 'mysqld', 'mariadbd')):
                 or '-p' + port in args:
             return int(entry)
     return None
+
+
+def _tree(root, stats):
+    """``root`` and its live descendants."""
+    children = {}
+    for pid, stat in stats.items():
+        children.setdefault(stat[0], []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def tree_exact_seconds(root):
+    """CPU seconds of ``root`` and its live descendants, every thread,
+    to the nanosecond (``schedstat``); processes and threads that ended
+    are not counted. None when ``root`` does not exist."""
+    try:
+        stats = _all_stats()
+    except OSError:
+        return None
+    if root not in stats:
+        return None
+    nanoseconds = 0
+    for pid in _tree(root, stats):
+        try:
+            tasks = os.listdir('/proc/%d/task' % pid)
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open('/proc/%d/task/%s/schedstat' % (pid, task)) as f:
+                    nanoseconds += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    return nanoseconds / 1e9
+
+
+def memory_kib(pid):
+    """(RSS, PSS) of one process in KiB; PSS shares each page among the
+    processes mapping it (forked workers share much), None if unknown."""
+    found = {}
+    for name, keys in (('status', ('VmRSS:',)),
+                       ('smaps_rollup', ('Pss:',))):
+        try:
+            with open('/proc/%d/%s' % (pid, name)) as f:
+                for line in f:
+                    if line.startswith(keys):
+                        found[line.split(':')[0]] = int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+    return found.get('VmRSS'), found.get('Pss')
+
+
+def children(pid):
+    """Live child pids of ``pid``."""
+    try:
+        stats = _all_stats()
+    except OSError:
+        return []
+    return sorted(p for p, stat in stats.items() if stat[0] == pid)

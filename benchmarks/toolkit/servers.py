@@ -10,15 +10,14 @@ new database on that server. Upstream runs from its own virtualenv
 (``placement/tests/upstream.py`` creates or reuses it), as a black box.
 
 Loading a large cloud through the API takes many minutes per server, so
-a benchmark may fill ours once (``prepare``) and give upstream a copy of
-that database, which upstream reads as its own (same schema; checked by
-comparing what both servers answer).
+a benchmark may fill ours once (``prepare``) and give upstream its own
+schema filled with ours' rows (``copy_rows``; checked by comparing what
+both servers answer).
 """
 
 import contextlib
 import dataclasses
 import os
-import sqlite3
 import tempfile
 import time
 
@@ -54,38 +53,56 @@ def _database(tmp, name):
 
 
 def can_copy():
-    """Whether ours' database can be copied for upstream here."""
-    return fixtures.backend_name() in ('sqlite', 'postgresql')
+    """Whether ours' data can be copied for upstream here."""
+    return fixtures.backend_name() in ('sqlite', 'postgresql', 'mysql')
 
 
-def copy_database(source, target):
-    """Make database ``target`` a copy of ``source`` (same server, nobody
-    writing to ``source``).
+#: Tables whose rows are each installation's own, never copied.
+NOT_COPIED = ('alembic_version',)
 
-    SQLite: the online backup API. PostgreSQL: ``CREATE DATABASE ...
-    TEMPLATE``, which needs ``source`` to have no sessions at all.
+
+def copy_rows(source, target):
+    """Fill database ``target``, migrated by upstream, with the rows of
+    ``source`` (ours, nobody writing to it) that upstream's schema has.
+
+    Only upstream's own tables, columns and indexes end up in ``target``:
+    none of ours (the change log, its triggers) makes upstream's writes
+    dearer or its database larger than upstream's own schema would.
+    Foreign keys are not checked while copying; PostgreSQL's sequences
+    are moved past the copied ids.
     """
-    source_url = sa.engine.make_url(source)
-    if source_url.get_backend_name() == 'sqlite':
-        target_path = sa.engine.make_url(target).database
-        with contextlib.closing(sqlite3.connect(source_url.database)) as src, \
-                contextlib.closing(sqlite3.connect(target_path)) as dst:
-            src.backup(dst)
-        return
-    if source_url.get_backend_name() != 'postgresql':
-        raise ValueError('no database copy on %s'
-                         % source_url.get_backend_name())
-    target_url = sa.engine.make_url(target)
-    admin = sa.create_engine(source_url.set(database='postgres'),
-                             isolation_level='AUTOCOMMIT')
+    engines = [sa.create_engine(url, poolclass=sa.pool.NullPool)
+               for url in (source, target)]
     try:
-        with admin.connect() as conn:
-            conn.execute(sa.text('DROP DATABASE IF EXISTS %s WITH (FORCE)'
-                                 % target_url.database))
-            conn.execute(sa.text('CREATE DATABASE %s TEMPLATE %s' % (
-                target_url.database, source_url.database)))
+        ours, theirs = (sa.MetaData() for _ in engines)
+        ours.reflect(engines[0])
+        theirs.reflect(engines[1])
+        backend = engines[1].dialect.name
+        with engines[0].connect() as src, engines[1].begin() as dst:
+            dst.execute(sa.text({
+                'postgresql': 'SET session_replication_role = replica',
+                # An id of 0 (VCPU's resource class) is kept as it is.
+                'mysql': "SET foreign_key_checks = 0, sql_mode = "
+                         "CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO')",
+                'sqlite': 'PRAGMA defer_foreign_keys = ON'}[backend]))
+            for name, table in theirs.tables.items():
+                if name in NOT_COPIED or name not in ours.tables:
+                    continue
+                columns = [c.name for c in table.columns
+                           if c.name in ours.tables[name].columns]
+                rows = [dict(row._mapping) for row in src.execute(
+                    sa.select(*(ours.tables[name].c[c] for c in columns)))]
+                dst.execute(table.delete())
+                for at in range(0, len(rows), 5000):
+                    dst.execute(table.insert(), rows[at:at + 5000])
+                if backend == 'postgresql' and 'id' in table.columns:
+                    dst.execute(sa.text(
+                        "SELECT setval(pg_get_serial_sequence(:t, 'id'), "
+                        "coalesce(max(id), 0) + 1, false) FROM %s" % name),
+                        {'t': name})
     finally:
-        admin.dispose()
+        for engine in engines:
+            engine.dispose()
 
 
 def check_same_cloud(ours_url, theirs_url):
@@ -144,15 +161,11 @@ def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
             if with_upstream:
                 venv = upstream.ensure_venv(tmp)
                 db_url = _database(tmp, 'upstream')
+                config = upstream.write_config(
+                    os.path.join(tmp, 'upstream.conf'), db_url)
+                upstream.manage(venv, config, tmp, 'db', 'sync')
                 if copy:
-                    # A template database must have no sessions.
-                    ours.stop()
-                    copy_database(ours_db, db_url)
-                    ours.start()
-                else:
-                    config = upstream.write_config(
-                        os.path.join(tmp, 'upstream.conf'), db_url)
-                    upstream.manage(venv, config, tmp, 'db', 'sync')
+                    copy_rows(ours_db, db_url)
                 theirs = upstream.UpstreamServer(
                     venv, db_url, tmp, os.path.join(tmp, 'upstream.log'),
                     workers=workers, gunicorn_args=args + list(

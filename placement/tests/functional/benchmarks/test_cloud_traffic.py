@@ -3,6 +3,7 @@
 import re
 
 from benchmarks import cloud_traffic
+from placement.tests import fixtures
 from placement.tests import gunicorn_server
 
 
@@ -29,6 +30,15 @@ def test_quick_run_reports_every_endpoint(tmp_path_factory, capsys):
         'GET sharing', 'GET candidates', 'PUT allocations',
         'GET allocations', 'POST allocations', 'DELETE allocations',
         'GET usages', 'PUT inventories'}, out
+    # The load generator's own share of a core, per step.
+    assert re.search(r'client [\d.]+ ms \(\d+% of a core\)', step.group(0))
+    # Then each kind alone: its latency and the server's CPU for it.
+    probed = dict(re.findall(r'^  ([A-Z]+ [a-z_]+) median ms +([\d.]+)',
+                             out, re.M))
+    assert set(probed) == set(cloud_traffic.PROBED), out
+    assert all(float(ms) > 0 for ms in probed.values()), out
+    cpu = re.findall(r'^    service CPU ms +([\d.]+)', out, re.M)
+    assert len(cpu) == len(cloud_traffic.PROBED), out
 
 
 def test_endpoint_cpu_reports_the_servers_cpu_per_kind(capsys):
@@ -44,3 +54,11 @@ def test_endpoint_cpu_reports_the_servers_cpu_per_kind(capsys):
             'GET /resource_providers?in_tree',
             'GET /allocation_candidates?limit&resources'} <= set(kinds), out
     assert all(float(ms) > 0 for ms in kinds.values()), out
+    # The report's readouts of the workers, and of the database server
+    # where there is one.
+    assert re.search(r'^worker RSS MB, sum +[\d.]+$', out, re.M), out
+    if fixtures.backend_name() != 'sqlite':
+        assert re.search(r'^ours database after the run: [\d.]+ MB \(',
+                         out, re.M), out
+        assert re.search(r'^  database CPU ms/request +[\d.]+$', out,
+                         re.M), out

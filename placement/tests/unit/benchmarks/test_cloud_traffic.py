@@ -158,7 +158,7 @@ class _SlowCloud:
     """A cloud whose every task is one GET, to a server answering each
     after ``delay`` seconds, one connection at a time."""
 
-    label, pid, db_pid = 'ours', None, None
+    label, pid, db, database = 'ours', None, None, None
 
     def __init__(self, delay):
         self.topology = cloud_traffic.Topology('flat', 4, 1)

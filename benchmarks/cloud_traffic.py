@@ -99,16 +99,17 @@ p50/p99 of each server's highest sustained step and the ratio of the
 sustained rates. The load generator is one Python thread on the same
 machine: its own CPU per request is printed too, and its share of a
 core (near 100%, it was the limit). ``--endpoint-cpu`` adds, per
-server, its CPU per kind of request (``benchmarks/toolkit/endpoint_cpu.py``) to
-the endpoint lines of its best sustained step and of its steps not
-sustained: where the server's time goes.
+server, its CPU per kind of request
+(``benchmarks/toolkit/endpoint_cpu.py``) to the endpoint lines of its
+best sustained step and of its steps not sustained: where the server's
+time goes.
 
-On a database server (``benchmarks/toolkit/db_server.py``) each step also reads
-the statements the server ran for the measured server's database, and
-the run reports each database's size after loading and after the steps
-and the workers' RSS/PSS. Then ``--per-kind N`` sends each kind of
-request alone, N times, to each server: its median time, service and
-database CPU and statements per request. A closing table puts the
+On a database server (``benchmarks/toolkit/db_server.py``) each step
+also reads the statements the server ran for the measured server's
+database, and the run reports each database's size after loading and
+after the steps and the workers' RSS/PSS. Then ``--per-kind N`` sends
+each kind of request alone, N times, to each server: its median time,
+service and database CPU and statements per request. A closing table puts the
 servers side by side with ratios.
 """
 
@@ -687,12 +688,9 @@ def run_step(cloud, factor, args, rng, duration=None):
     client_cpu = time.process_time() - client_before
     elapsed = max(args.duration, time.monotonic() - start)
 
-    def used(after, before):
-        return after - before if None not in (after, before) else None
-
-    server_cpu = used(proc_cpu.tree_seconds(cloud.pid) if cloud.pid
-                      else None, server_before)
-    db_cpu = used(cloud.db.cpu_seconds() if cloud.db else None, db_before)
+    server_cpu = _used(proc_cpu.tree_seconds(cloud.pid) if cloud.pid
+                       else None, server_before)
+    db_cpu = _used(cloud.db.cpu_seconds() if cloud.db else None, db_before)
     statements = db_server.difference(_statements(cloud), statements_before)
     endpoints = None
     if kinds:

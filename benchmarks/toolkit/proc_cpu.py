@@ -35,17 +35,23 @@ def _all_stats():
 def tree_seconds(root):
     """CPU seconds of ``root``, its reaped children and its live
     descendants; None when ``root`` does not exist (or no /proc)."""
-    try:
-        stats = _all_stats()
-    except OSError:
-        return None
-    if root not in stats:
+    stats = _stats_with(root)
+    if stats is None:
         return None
     # The root's reaped children, then every live process's own time.
     ticks = stats[root][3] + stats[root][4]
     for pid in _tree(root, stats):
         ticks += stats[pid][1] + stats[pid][2]
     return ticks / _TICK
+
+
+def _stats_with(root):
+    """Every process's stat, None when ``root`` is not among them."""
+    try:
+        stats = _all_stats()
+    except OSError:
+        return None
+    return stats if root in stats else None
 
 
 def listener_pid(port, names=('postgres', 'mysqld', 'mariadbd')):
@@ -87,11 +93,8 @@ def tree_exact_seconds(root):
     """CPU seconds of ``root`` and its live descendants, every thread,
     to the nanosecond (``schedstat``); processes and threads that ended
     are not counted. None when ``root`` does not exist."""
-    try:
-        stats = _all_stats()
-    except OSError:
-        return None
-    if root not in stats:
+    stats = _stats_with(root)
+    if stats is None:
         return None
     nanoseconds = 0
     for pid in _tree(root, stats):

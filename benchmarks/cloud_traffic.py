@@ -1196,8 +1196,16 @@ def main(argv=None):
         options.error('--endpoint-cpu needs --side-by-side')
     if args.side_by_side:
         return side_by_side(args)
-    return measure([(label, url, pids.get(label)) for label, url in urls],
-                   args, db_pid=_database_pid())
+    # Servers started elsewhere: the database server of tools/with-*.sh,
+    # if any, is read for its CPU per request.
+    db = db_server.from_environment()
+    try:
+        return measure(
+            [(label, url, pids.get(label)) for label, url in urls], args,
+            db=db)
+    finally:
+        if db is not None:
+            db.close()
 
 
 def side_by_side(args):

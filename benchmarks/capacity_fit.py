@@ -321,9 +321,7 @@ def bench_os_capacity(args):
             directory, args.upstream_venv, timeout=args.timeout)
         try:
             for server in servers:
-                server.start(120)
-                server.wait('/resource_classes', 120)
-                server.stop()
+                server.create_schema()
                 load(server.db_url, 'flat', args.providers)
                 server.start(120)
                 server.wait('/allocation_candidates?' + named[0][1],

@@ -177,11 +177,7 @@ def run_scenario(scenario, args):
         workdir, args.upstream_venv, timeout=args.timeout)
     try:
         for server in servers:
-            # A first start creates the schema and the standard names.
-            server.start(120)
-            server.wait('/traits', 120)
-            server.wait('/resource_classes', 120)
-            server.stop()
+            server.create_schema()
             start = time.monotonic()
             count = cloud_rows.bulk_load(server.db_url, providers)
             print('%s %s: %d providers written in %.1f s' % (
@@ -237,10 +233,7 @@ def footprint(args):
         server, = toolkit_servers.on_sqlite_files(workdir,
                                                   timeout=args.timeout)
         try:
-            # A first start creates the schema and the standard names.
-            server.start(120)
-            server.wait('/traits', 120)
-            server.stop()
+            server.create_schema()
             count = cloud_rows.bulk_load(
                 server.db_url, cloud_rows.nested_providers(trees))
             start = time.monotonic()

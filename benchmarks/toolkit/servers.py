@@ -204,6 +204,14 @@ class Restartable:
     def stop(self):
         self.server.stop()
 
+    def create_schema(self):
+        """Start once and stop: the first start creates the schema and
+        the standard names a bulk loader needs."""
+        self.start(120)
+        self.wait('/traits', 120)
+        self.wait('/resource_classes', 120)
+        self.stop()
+
     def wait(self, path, timeout):
         """Poll until ``path`` answers 200."""
         deadline = time.monotonic() + timeout
@@ -244,9 +252,9 @@ class Restartable:
 def on_sqlite_files(workdir, upstream_venv=None, workers=2, timeout=60):
     """[Restartable] ours and, with ``upstream_venv`` (a virtualenv with
     upstream Placement and gunicorn), upstream, each on an SQLite file of
-    its own in ``workdir``, not started. A first start creates the
-    schema and the standard names a bulk loader needs; ``timeout`` is
-    the clients', which gunicorn's worker timeout exceeds."""
+    its own in ``workdir``, not started (``create_schema`` before a bulk
+    load); ``timeout`` is the clients', which gunicorn's worker timeout
+    exceeds."""
     args = ['--timeout', str(int(timeout) + 5)]
     ours = gunicorn_server.GunicornServer(
         'sqlite:///' + os.path.join(workdir, 'ours.db'),

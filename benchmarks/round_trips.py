@@ -119,19 +119,24 @@ def _sqlite_factory():
 
 
 def _pymysql_factory():
-    import pymysql
+    from placement.db import pymysql_connection
 
-    class Connection(pymysql.connections.Connection):
-        # Every statement, COMMIT and ROLLBACK is a round trip; PyMySQL
-        # sends no BEGIN (the server starts a transaction by itself).
+    class Connection(pymysql_connection.connection_class()):
+        # Every statement, BEGIN, COMMIT and ROLLBACK is a round trip;
+        # ours send no COMMIT or ROLLBACK outside a transaction in
+        # autocommit mode.
         def query(self, sql, unbuffered=False):
             return _timed(super().query, sql, unbuffered)
 
         def commit(self):
+            if pymysql_connection.idle(self):
+                return super().commit()
             return _timed(lambda _sql: super(Connection, self).commit(),
                           'COMMIT')
 
         def rollback(self):
+            if pymysql_connection.idle(self):
+                return super().rollback()
             return _timed(lambda _sql: super(Connection, self).rollback(),
                           'ROLLBACK')
 
@@ -155,6 +160,14 @@ def count_round_trips(engine):
     else:
         raise SystemExit('round trips are counted on PostgreSQL, MySQL '
                          '(PyMySQL) and SQLite')
+
+    if key is None:
+        # Instead of the engine's own, which makes the class counted.
+        from placement.db import pymysql_connection
+        if sa.event.contains(engine, 'do_connect',
+                             pymysql_connection.connect):
+            sa.event.remove(engine, 'do_connect',
+                            pymysql_connection.connect)
 
     @sa.event.listens_for(engine, 'do_connect')
     def _connect(_dialect, _record, cargs, cparams):

@@ -159,6 +159,10 @@ class Database:
             # pages (psycopg2's execute_batch), not one round trip per
             # row; their rowcount is then unknown, which nothing reads.
             kwargs['executemany_mode'] = 'values_plus_batch'
+        # Our PyMySQL connections (placement.db.pymysql_connection): in
+        # autocommit mode, readers without BEGIN and COMMIT.
+        self.pymysql = (self.dialect == 'mysql'
+                        and self.url.get_driver_name() == 'pymysql')
         if self.dialect == 'mysql':
             kwargs['isolation_level'] = 'READ COMMITTED'
             if not self.url.query.get('charset'):
@@ -177,6 +181,14 @@ class Database:
             event.listen(self.engine, 'connect', prepared.serve_prepared)
         if self.marks_ended:
             event.listen(self.engine, 'reset', connections.reset_on_return)
+        #: Whether a reader's driver connection needs no transaction
+        #: (``connections.ReaderConnection.begin``), if that can be.
+        self.reads_alone = None
+        if self.pymysql:
+            from placement.db import pymysql_connection
+            event.listen(self.engine, 'do_connect',
+                         pymysql_connection.connect)
+            self.reads_alone = pymysql_connection.reads_alone
         # SQLite, psycopg2 and MySQL readers run on the pooled driver
         # connection until they need more (ReaderConnection);
         # SQLAlchemy's statement log (echo) needs its Connection
@@ -232,8 +244,14 @@ class Database:
         # Standard resource class VCPU has id 0.
         modes.append('NO_AUTO_VALUE_ON_ZERO')
 
+        autocommit = self.pymysql
+
         @event.listens_for(self.engine, 'connect')
         def _on_connect(dbapi_conn, _record):
+            if autocommit:
+                # After the dialect set the isolation level (see
+                # placement.db.pymysql_connection).
+                dbapi_conn.autocommit(True)
             cursor = dbapi_conn.cursor()
             cursor.execute("SET SESSION sql_mode = %s", (','.join(modes),))
             if wsrep_sync_wait is not None:
@@ -244,6 +262,15 @@ class Database:
                     cursor.execute('SET SESSION wsrep_sync_wait = %s',
                                    (wsrep_sync_wait,))
             cursor.close()
+
+        if autocommit:
+            from placement.db import pymysql_connection
+
+            @event.listens_for(self.engine, 'begin')
+            def _on_begin(conn):
+                # Not for a reader's Connection (ReaderConnection.full).
+                if not conn.connection.info.pop(connections.BEGUN, False):
+                    pymysql_connection.begin(conn, _fail_begin)
 
         @event.listens_for(self.engine, 'handle_error')
         def _on_error(context):
@@ -299,11 +326,12 @@ class Database:
         """A connection inside a transaction, committed on success (a
         context manager).
 
-        On PostgreSQL a reader runs in autocommit mode instead: under
-        READ COMMITTED every statement takes its own snapshot, inside a
-        transaction or not, so BEGIN and COMMIT would only add two round
-        trips to every read (see api-ref/behaviour-choices.rst, 'Reads
-        on PostgreSQL').
+        On PostgreSQL and on MariaDB/MySQL through PyMySQL a reader
+        runs in autocommit mode instead: under READ COMMITTED every
+        statement takes its own snapshot, inside a transaction or not,
+        so BEGIN and COMMIT would only add round trips to every read
+        (see api-ref/behaviour-choices.rst, 'Reads on PostgreSQL' and
+        'Reads on MariaDB and MySQL'). Writers there send BEGIN.
 
         A reader's connection (SQLite files, psycopg2) is kept by its
         thread for its next read, rather than given back to the pool and
@@ -407,6 +435,10 @@ def _forget_parent_connections(ref):
         _INHERITED.extend(fairy for fairy, _since in db._kept.values())
         db._kept.clear()
         db.engine.dispose(close=False)
+
+
+def _fail_begin(conn, exc):
+    prepared.fail(conn, exc, 'BEGIN', (), None)
 
 
 def backoff(attempt):

@@ -124,10 +124,11 @@ class Transaction(_Held):
 
 
 class ReaderConnection:
-    """``ctx.conn`` of a reader on SQLite or psycopg2: the pooled driver
-    connection, standing in for a SQLAlchemy Connection; on SQLite in a
-    transaction begun on its own cursor, on psycopg2 in autocommit (as
-    ``Transaction`` runs PostgreSQL readers, see ``Database.transaction``).
+    """``ctx.conn`` of a reader on SQLite, psycopg2 or PyMySQL: the
+    pooled driver connection, standing in for a SQLAlchemy Connection;
+    on SQLite in a transaction begun on its own cursor, on psycopg2 and
+    PyMySQL in autocommit (as ``Transaction`` runs PostgreSQL readers,
+    see ``Database.transaction``).
 
     An SQLAlchemy Connection with its transaction costs a sizeable share
     of every small request's CPU (the connection object, its events, the
@@ -140,7 +141,7 @@ class ReaderConnection:
     """
 
     __slots__ = ('engine', 'dialect', 'connection', '_full', '_begun',
-                 '_autocommit')
+                 '_autocommit', '_alone')
 
     def __init__(self, engine, fairy):
         self.engine = engine
@@ -151,12 +152,17 @@ class ReaderConnection:
         self._begun = False
         #: The psycopg2 connection, while its autocommit is on.
         self._autocommit = None
+        #: True on our PyMySQL connections in autocommit mode: each
+        #: statement commits itself, nothing to begin or end.
+        self._alone = False
 
     @classmethod
-    def begin(cls, engine, autocommit=False, fairy=None):
+    def begin(cls, engine, autocommit=False, fairy=None, alone=None):
         """A reader on a pooled connection (``fairy``, else one from the
-        pool): in a transaction begun on its cursor, or with
-        ``autocommit`` in psycopg2's autocommit."""
+        pool): in a transaction begun on its cursor, with ``autocommit``
+        in psycopg2's autocommit, or, where ``alone(driver connection)``
+        says each statement commits itself (PyMySQL in autocommit,
+        ``pymysql_connection.reads_alone``), without a transaction."""
         try:
             if fairy is None:
                 fairy = engine.raw_connection()
@@ -180,11 +186,14 @@ class ReaderConnection:
                 conn._enter_autocommit()
             else:
                 if _ends_marked(engine.dialect):
-                    # Its first statement begins the transaction.
+                    # Its first statement begins the transaction, unless
+                    # each statement commits itself.
                     fairy.info.pop(ENDED, None)
+                    conn._alone = alone is not None and alone(
+                        fairy.dbapi_connection)
                 else:
                     prepared.execute(conn, 'BEGIN')
-                conn._begun = True
+                conn._begun = not conn._alone
         except BaseException:
             conn.end(*sys.exc_info())
             raise
@@ -204,8 +213,11 @@ class ReaderConnection:
         if full is None:
             full = self._full = sa.engine.Connection(
                 self.engine, connection=self.connection)
-            if self._begun:
-                # Its BEGIN is the one already run (see _on_begin).
+            if self._begun or self._alone:
+                # Its BEGIN is the one already run (see _on_begin), or
+                # none is needed: its statements, and its COMMIT, stay
+                # without a transaction (pymysql_connection.Connection
+                # sends no COMMIT then).
                 self.connection.info[BEGUN] = True
                 try:
                     full.begin()
@@ -225,7 +237,7 @@ class ReaderConnection:
         if full is None:
             dbapi_conn = self.connection.dbapi_connection
             try:
-                if self._autocommit is not None:
+                if self._autocommit is not None or self._alone:
                     pass  # nothing to end
                 elif exc_info[0] is None:
                     dbapi_conn.commit()
@@ -243,7 +255,8 @@ class ReaderConnection:
                     self.connection.info[ENDED] = True
             finally:
                 if self._full is None:
-                    if self._autocommit is not None and dbapi_conn.closed:
+                    if (self._autocommit is not None and dbapi_conn.closed
+                            or self._alone and not dbapi_conn.open):
                         # Lost after the last statement: discarded, as
                         # the pool would after failing to reset it.
                         self.connection.invalidate()
@@ -266,8 +279,8 @@ class ReaderConnection:
 
 
 class LightRead(_Held):
-    """``Database.transaction`` of a reader on SQLite or psycopg2: a
-    ReaderConnection."""
+    """``Database.transaction`` of a reader on SQLite, psycopg2 or
+    MySQL: a ReaderConnection."""
 
     __slots__ = ('_conn',)
 
@@ -278,7 +291,8 @@ class LightRead(_Held):
         db = self._db
         self._conn = ReaderConnection.begin(
             db.engine, autocommit=db.psycopg2,
-            fairy=db._take_kept() if db.keeps_readers else None)
+            fairy=db._take_kept() if db.keeps_readers else None,
+            alone=db.reads_alone)
         return self._conn
 
     def _close(self, *exc_info):
@@ -299,7 +313,9 @@ ENDED = 'placement_transaction_ended'
 def _ends_marked(dialect):
     """Whether transactions on ``dialect`` mark their end (``ENDED``,
     see ``reset_on_return``); its driver (PyMySQL) also begins a
-    transaction with the first statement, no BEGIN sent."""
+    transaction with the first statement, no BEGIN sent, unless the
+    connection is in autocommit mode (``pymysql_connection``: a reader
+    then has no transaction, a writer sends BEGIN)."""
     return dialect.name == 'mysql'
 
 

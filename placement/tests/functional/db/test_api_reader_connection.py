@@ -1,6 +1,7 @@
 """Readers on the pooled driver connection (``ReaderConnection``), on
-SQLite and on PostgreSQL through psycopg2 (in the PostgreSQL pass), answer
-and fail as readers on a SQLAlchemy Connection do."""
+SQLite, on PostgreSQL through psycopg2 and on MariaDB through PyMySQL (in
+the PostgreSQL and MySQL passes), answer and fail as readers on a
+SQLAlchemy Connection do."""
 
 import logging
 import os
@@ -18,6 +19,7 @@ from placement.db import api as db_api
 from placement.db import connections
 from placement.db import failures
 from placement.db import prepared
+from placement.db import pymysql_connection
 from placement import exception
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
@@ -31,12 +33,12 @@ def _url(kind, tmp_path):
         return 'sqlite://'
     if kind == 'file':
         return 'sqlite:///%s' % (tmp_path / 'reader.sqlite')
-    if fixtures.backend_name() != 'postgresql':
-        pytest.skip('the PostgreSQL pass only')
+    if fixtures.backend_name() != kind:
+        pytest.skip('the %s pass only' % kind)
     return fixtures.create_server_database(fixtures.server_url(), 'reader')
 
 
-@pytest.fixture(params=['memory', 'file', 'postgresql'])
+@pytest.fixture(params=['memory', 'file', 'postgresql', 'mysql'])
 def db(request, tmp_path):
     database = db_api.Database(_url(request.param, tmp_path))
     with database.transaction(write=True) as conn:
@@ -62,6 +64,8 @@ def _assert_nothing_left_behind(db):
         if db.psycopg2:
             assert dbapi_conn.autocommit is False
             assert dbapi_conn.status == 1  # psycopg2's STATUS_READY
+        elif db.pymysql:
+            assert pymysql_connection.idle(dbapi_conn)
         else:
             assert not dbapi_conn.in_transaction
         assert connections.BEGUN not in conn.connection.info
@@ -112,7 +116,7 @@ def test_a_reader_sees_what_a_connection_sees(db, upgraded):
     _assert_nothing_left_behind(db)
     db.light_reads = False
     assert _snapshots(db, upgraded) == seen
-    if db.psycopg2:
+    if db.psycopg2 or db.pymysql:
         # Every statement its own snapshot (READ COMMITTED, autocommit).
         assert seen[1:] == [[1, 2, 3]] * (len(seen) - 1)
     else:
@@ -139,8 +143,8 @@ def test_an_error_rolls_back_and_gives_the_connection_back(db, upgraded):
 def test_a_statement_error_is_wrapped_as_execute_wraps_it(db):
     broken = prepared.Prepared(sa.select(sa.column('missing')).select_from(
         sa.table('no_such_table')))
-    expected = (sa_exc.ProgrammingError if db.psycopg2
-                else sa_exc.OperationalError)
+    expected = (sa_exc.OperationalError if db.dialect == 'sqlite'
+                else sa_exc.ProgrammingError)
     with pytest.raises(expected) as caught:
         with db.transaction(write=False) as conn:
             broken.rows(conn)
@@ -148,7 +152,17 @@ def test_a_statement_error_is_wrapped_as_execute_wraps_it(db):
     _assert_nothing_left_behind(db)
 
 
-@pytest.mark.parametrize('kind', ['file', 'postgresql'])
+def _lose(dbapi_conn):
+    """Leave ``dbapi_conn`` as its driver does when it finds the server
+    gone (PyMySQL's close would send a goodbye, then refuse a second
+    close when the pool discards it)."""
+    if hasattr(dbapi_conn, '_force_close'):  # PyMySQL's
+        dbapi_conn._force_close()
+    else:
+        dbapi_conn.close()
+
+
+@pytest.mark.parametrize('kind', ['file', 'postgresql', 'mysql'])
 @pytest.mark.parametrize('when', ['before a statement', 'before commit'])
 def test_a_lost_connection_is_invalidated_and_the_reader_rerun(
         tmp_path, caplog, when, kind):
@@ -163,14 +177,14 @@ def test_a_lost_connection_is_invalidated_and_the_reader_rerun(
         def read(ctx):
             attempts.append(ctx.conn)
             if len(attempts) == 1 and when == 'before a statement':
-                ctx.conn.connection.dbapi_connection.close()
+                _lose(ctx.conn.connection.dbapi_connection)
             rows = _VALUES.rows(ctx.conn)
             if len(attempts) == 1 and when == 'before commit':
-                ctx.conn.connection.dbapi_connection.close()
+                _lose(ctx.conn.connection.dbapi_connection)
             return rows
 
-        assert read(context.AdminContext(db)) == [(1,)]
-        if db.psycopg2 and when == 'before commit':
+        assert list(read(context.AdminContext(db))) == [(1,)]
+        if (db.psycopg2 or db.pymysql) and when == 'before commit':
             # Nothing to commit in autocommit: the rows read stand, and
             # the connection is discarded, not handed back.
             assert len(attempts) == 1
@@ -360,12 +374,15 @@ def test_a_forked_child_never_reads_on_its_parents_kept_connection(
 
 def test_a_kept_connection_the_server_dropped_is_replaced(pooled_db):
     db = pooled_db
-    if not db.psycopg2:
+    if db.dialect == 'sqlite':
         pytest.skip('a database server to drop the connection')
     kept = _driver_connection(db)
     with db.engine.connect() as other:
-        other.exec_driver_sql('SELECT pg_terminate_backend(%d)'
-                              % kept.get_backend_pid())
+        if db.psycopg2:
+            other.exec_driver_sql('SELECT pg_terminate_backend(%d)'
+                                  % kept.get_backend_pid())
+        else:
+            other.exec_driver_sql('KILL %d' % kept.thread_id())
     attempts = []
 
     @db_api.reader
@@ -373,6 +390,6 @@ def test_a_kept_connection_the_server_dropped_is_replaced(pooled_db):
         attempts.append(ctx.conn.connection.dbapi_connection)
         return _VALUES.rows(ctx.conn)
 
-    assert read(context.AdminContext(db)) == [(1,), (2,)]
+    assert list(read(context.AdminContext(db))) == [(1,), (2,)]
     assert attempts[0] is kept and attempts[-1] is not kept
     _assert_nothing_left_behind(db)

@@ -1,0 +1,113 @@
+"""The PyMySQL connections ``Database`` makes on MySQL/MariaDB.
+
+Three costs of every request on PyMySQL are left out here, on the
+service's own connections only (``connect`` is the engine's
+``do_connect`` listener: nothing of PyMySQL changes for the rest of the
+process, which may be another project's when the fixture or
+``placement.direct`` runs in it):
+
+* A reader's COMMIT. Connections are in autocommit mode, so a read runs
+  its statements alone, without BEGIN or COMMIT: the service uses READ
+  COMMITTED, under which each statement sees what was committed before
+  it started whether or not it runs inside a transaction, so nothing a
+  reader gets changes (see api-ref/behaviour-choices.rst, 'Reads on
+  MariaDB and MySQL'). Every transaction SQLAlchemy begins (writers,
+  migrations, anything but a reader) sends BEGIN (``begin``).
+* COMMIT or ROLLBACK when the server says no transaction is open in
+  autocommit mode (after a read, or the pool's reset of it): there is
+  nothing for them to end. The server reports both states with every
+  answer, so this asks it nothing.
+* A system call for every packet read or written: PyMySQL sets the
+  socket's timeout before each, although it never changes on our
+  connections (``_QuietSocket``). About 20 calls for a small query,
+  7 to 10 µs of CPU.
+"""
+
+import _socket
+import functools
+
+#: The server's status bits of a session in autocommit mode, and of one
+#: inside a transaction (BEGIN sets it): PyMySQL's
+#: ``SERVER_STATUS_AUTOCOMMIT`` and ``SERVER_STATUS_IN_TRANS``, the
+#: protocol's values.
+_AUTOCOMMIT = 2
+_IN_TRANS = 1
+
+
+@functools.lru_cache(maxsize=None)
+def connection_class():
+    """Our subclass of PyMySQL's connection, made on first use: the
+    driver is optional, imported only for a MySQL URL."""
+    from pymysql import connections
+
+    class Connection(connections.Connection):
+        """A PyMySQL connection that skips what would do nothing."""
+
+        def connect(self, sock=None):
+            super().connect(sock)
+            _quieten(self._sock)
+
+        def commit(self):
+            if not idle(self):
+                super().commit()
+
+        def rollback(self):
+            if not idle(self):
+                super().rollback()
+
+    return Connection
+
+
+def idle(dbapi_conn):
+    """True if the server said in its last answer on ``dbapi_conn``
+    that it is in autocommit mode, outside a transaction: each statement
+    committed itself, so COMMIT and ROLLBACK have nothing to end."""
+    return dbapi_conn.server_status & (_AUTOCOMMIT | _IN_TRANS) == (
+        _AUTOCOMMIT)
+
+
+def connect(_dialect, _record, cargs, cparams):
+    """An engine ``do_connect`` listener: our connection, made as the
+    dialect would make PyMySQL's. ``Database`` turns autocommit on once
+    the dialect set the isolation level (which turns it off)."""
+    return connection_class()(*cargs, **cparams)
+
+
+def begin(conn, fail):
+    """Send BEGIN for the SQLAlchemy Connection ``conn`` if its
+    statements would otherwise commit themselves; ``fail(conn, exc)``
+    raises a driver error as SQLAlchemy would."""
+    dbapi_conn = conn.connection.dbapi_connection
+    if dbapi_conn.get_autocommit():
+        try:
+            dbapi_conn.begin()
+        except conn.dialect.loaded_dbapi.Error as exc:
+            fail(conn, exc)
+
+
+def reads_alone(dbapi_conn):
+    """True if a reader on ``dbapi_conn`` needs no BEGIN or COMMIT:
+    one of ours, in autocommit mode outside a transaction."""
+    return isinstance(dbapi_conn, connection_class()) and idle(dbapi_conn)
+
+
+def _settimeout_if_changed(base, sock, value):
+    if sock.gettimeout() != value:
+        base(sock, value)
+
+
+@functools.lru_cache(maxsize=None)
+def _quiet(kind):
+    """``kind`` of socket, whose ``settimeout`` makes a system call only
+    when the timeout changes."""
+    def settimeout(self, value):
+        _settimeout_if_changed(kind.settimeout, self, value)
+    return type('Quiet' + kind.__name__, (kind,),
+                {'__slots__': (), 'settimeout': settimeout})
+
+
+def _quieten(sock):
+    """Give ``sock`` the quiet ``settimeout`` if it is a system socket
+    (or an SSL one): gevent's and eventlet's make no system call."""
+    if isinstance(sock, _socket.socket):
+        sock.__class__ = _quiet(type(sock))

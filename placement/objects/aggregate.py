@@ -45,7 +45,7 @@ _GENERATION_AND_AGGREGATES = prepared.Prepared(
         _AGG.c.id, _AGG.c.uuid))
 
 
-def _uuid(uuid):
+def _uuid(_id, uuid):
     return uuid
 
 

@@ -27,7 +27,9 @@ def statement(joins, key, *columns):
 
     Only the generation of the provider: the GETs of its inventories,
     traits and aggregates show nothing else of it, and each table joined
-    costs the database more than the rows it adds. No ORDER BY either:
+    costs the database more than the rows it adds. Only the columns they
+    show, too (``modified``): on PyMySQL each column of a result costs
+    about 5 µs to describe, whatever the rows. No ORDER BY either:
     ``read`` puts the few rows in ``key`` order itself. Without the
     provider's root and parent and the sort, PostgreSQL spends less CPU
     on a GET of a provider's inventories.
@@ -44,10 +46,18 @@ def statement(joins, key, *columns):
             .where(_RP.c.uuid == sa.bindparam('uuid')))
 
 
+def modified(table):
+    """The time a row of ``table`` last changed (updated_at, else
+    created_at) as one column: the GETs show only the newest of them
+    (Last-Modified)."""
+    return sa.func.coalesce(table.c.updated_at, table.c.created_at).label(
+        'modified')
+
+
 def read(ctx, statement, uuid, make):
-    """``(generation, [make(*columns) of each joined row in key order])``
-    from the prepared ``statement``; ResourceProviderNotFound if there is
-    no provider ``uuid``."""
+    """``(generation, [make(key, *columns) of each joined row in key
+    order])`` from the prepared ``statement``; ResourceProviderNotFound
+    if there is no provider ``uuid``."""
     rows = statement.rows(ctx.conn, uuid=uuid) if db_api.storable(
         uuid) else ()
     if not rows:
@@ -56,4 +66,4 @@ def read(ctx, statement, uuid, make):
         return rows[0][0], []
     if len(rows) > 1:
         rows = sorted(rows, key=_SORT_KEY)  # a tuple from some drivers
-    return rows[0][0], [make(*row[2:]) for row in rows]
+    return rows[0][0], [make(*row[1:]) for row in rows]

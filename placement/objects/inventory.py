@@ -114,7 +114,15 @@ _GENERATION_AND_INVENTORIES = prepared.Prepared(
         [(_INV, _INV.c.resource_provider_id
           == tables.resource_providers.c.id),
          (_RC, _RC.c.id == _INV.c.resource_class_id)],
-        _INV.c.resource_class_id, *_COLUMNS))
+        _INV.c.resource_class_id, *_COLUMNS[:-2],
+        generation_rows.modified(_INV)))
+
+
+def _listed_inventory(_class_id, *fields_and_modified):
+    """An Inventory as the GET of a provider's inventories reads it:
+    when it last changed stands for both times."""
+    *fields, modified = fields_and_modified
+    return Inventory(*fields, updated_at=modified)
 
 
 @db_api.reader
@@ -123,7 +131,7 @@ def get_provider_inventories(ctx, uuid):
     resource class id order, in one statement; ResourceProviderNotFound
     if there is none."""
     return generation_rows.read(ctx, _GENERATION_AND_INVENTORIES,
-                                      uuid, Inventory)
+                                uuid, _listed_inventory)
 
 
 @db_api.reader
@@ -359,5 +367,5 @@ def get_provider_usages(ctx, uuid):
     none."""
     generation, usages = generation_rows.read(
         ctx, _GENERATION_AND_USAGES, uuid,
-        lambda name, used: (name, int(used)))
+        lambda _class_id, name, used: (name, int(used)))
     return generation, dict(usages)

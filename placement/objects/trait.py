@@ -183,7 +183,13 @@ _GENERATION_AND_TRAITS = prepared.Prepared(
         [(_RP_TRAITS, _RP_TRAITS.c.resource_provider_id
           == tables.resource_providers.c.id),
          (_TRAITS, _TRAITS.c.id == _RP_TRAITS.c.trait_id)],
-        _TRAITS.c.id, *_select().selected_columns))
+        _TRAITS.c.id, _TRAITS.c.name, generation_rows.modified(_TRAITS)))
+
+
+def _listed_trait(id_, name, modified):
+    """A provider's trait as its GET reads it: when it last changed
+    stands for both times."""
+    return Trait(id_, name, None, modified)
 
 
 @db_api.reader
@@ -192,7 +198,7 @@ def get_provider_traits(ctx, uuid):
     id order, in one statement; ResourceProviderNotFound if there is
     none."""
     return generation_rows.read(ctx, _GENERATION_AND_TRAITS, uuid,
-                                      Trait)
+                                _listed_trait)
 
 
 @db_api.writer

@@ -1,5 +1,6 @@
 """Object-layer tests for resource providers."""
 
+import datetime
 import uuid
 
 import pytest
@@ -149,3 +150,64 @@ def test_a_providers_rows_come_in_id_order_whatever_the_storage(ctx):
     assert (found, [t.name for t in traits]) == (generation, [first, second])
     assert aggregate_obj.get_provider_aggregates(ctx, provider.uuid) == (
         generation, aggregates)
+
+
+def test_a_providers_rows_tell_when_each_last_changed(ctx):
+    """The GETs of a provider's inventories and traits read one time
+    per row, updated_at else created_at, for Last-Modified: that of a
+    row never updated is its creation, that of an updated row its
+    update."""
+    from placement.objects import inventory as inv_obj
+    from placement.objects import trait as trait_obj
+    provider = _new(ctx, 'modified')
+    trait_obj.ensure(ctx, 'CUSTOM_MODIFIED')
+    inventory = {'total': 8, 'reserved': 0, 'min_unit': 1, 'max_unit': 8,
+                 'step_size': 1, 'allocation_ratio': 1.0}
+    created, updated = (datetime.datetime(2020, 1, 2, 3, 4, 5),
+                        datetime.datetime(2021, 6, 7, 8, 9, 10))
+    generation = inv_obj.replace_all(
+        ctx, provider, {'VCPU': inventory, 'MEMORY_MB': inventory})
+    trait_obj.set_provider_traits(
+        ctx, provider, ['CUSTOM_MODIFIED', 'HW_CPU_X86_AVX'], generation)
+
+    @db_api.writer
+    def set_times(ctx):
+        inv, traits = tables.inventories, tables.traits
+        ctx.conn.execute(sa.update(inv).where(
+            inv.c.resource_provider_id == provider.id).values(
+                created_at=created, updated_at=None))
+        ctx.conn.execute(sa.update(inv).where(
+            inv.c.resource_provider_id == provider.id,
+            inv.c.resource_class_id == 0).values(updated_at=updated))
+        ctx.conn.execute(sa.update(traits).where(
+            traits.c.name == 'CUSTOM_MODIFIED').values(
+                created_at=created, updated_at=updated))
+        ctx.conn.execute(sa.update(traits).where(
+            traits.c.name == 'HW_CPU_X86_AVX').values(
+                created_at=created, updated_at=None))
+
+    set_times(ctx)
+    _generation, inventories = inv_obj.get_provider_inventories(
+        ctx, provider.uuid)
+    assert {i.resource_class: i.last_modified for i in inventories} == {
+        'VCPU': updated, 'MEMORY_MB': created}
+    _generation, traits = trait_obj.get_provider_traits(ctx, provider.uuid)
+    assert {t.name: t.last_modified for t in traits} == {
+        'CUSTOM_MODIFIED': updated, 'HW_CPU_X86_AVX': created}
+
+
+def test_a_providers_rows_are_read_with_the_columns_shown_only():
+    """Each column of a result costs PyMySQL about 5 µs to describe,
+    whatever the rows: the generation, the key that orders the rows
+    and what the GET shows, nothing more."""
+    from placement.objects import aggregate
+    from placement.objects import inventory
+    from placement.objects import trait
+    columns = {name: len(statement.stmt.selected_columns)
+               for name, statement in (
+                   ('inventory', inventory._GENERATION_AND_INVENTORIES),
+                   ('trait', trait._GENERATION_AND_TRAITS),
+                   ('aggregate', aggregate._GENERATION_AND_AGGREGATES))}
+    # Six fields and the class name, one time for Last-Modified; the
+    # trait's name and time; the aggregate's uuid.
+    assert columns == {'inventory': 10, 'trait': 4, 'aggregate': 3}

@@ -237,8 +237,10 @@ class ReaderConnection:
         if full is None:
             dbapi_conn = self.connection.dbapi_connection
             try:
-                if self._autocommit is not None or self._alone:
+                if self._autocommit is not None:
                     pass  # nothing to end
+                # With ``_alone``, PyMySQL's commit and rollback send
+                # nothing (pymysql_connection.Connection).
                 elif exc_info[0] is None:
                     dbapi_conn.commit()
                 else:

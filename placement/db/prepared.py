@@ -31,9 +31,11 @@ An ``IN`` list of a few values qualifies as that many single parameters
 (``in_``), one statement per length; so does the VALUES list of an
 INSERT of a few rows (``rows_of``). ``run`` picks between such a
 statement and the expanding one by the lists' lengths.
-Besides SELECTs, an INSERT, UPDATE or DELETE with RETURNING qualifies
-(its rows are what it returns): the provider lock that bumps the
-generations of a write (``provider_generation.lock_and_bump``) is one.
+Besides SELECTs, an INSERT, UPDATE or DELETE qualifies: its rows are
+what it returns with RETURNING (the provider lock that bumps the
+generations of a write, ``provider_generation.lock_and_bump``), else
+none (the bump that follows the locking read where UPDATE cannot
+return rows, on MySQL/MariaDB).
 """
 
 import functools
@@ -133,8 +135,9 @@ class _Compiled:
                 in zip(self.binds, ordered)}
 
     def learn_processors(self, description):
+        # No description: a statement that returns no rows.
         found = [kind.result_processor(self.dialect, column[1])
-                 for kind, column in zip(self.types, description)]
+                 for kind, column in zip(self.types, description or ())]
         self.processors = found if any(found) else ()
 
 

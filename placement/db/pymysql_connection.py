@@ -16,7 +16,8 @@ process, which may be another project's when the fixture or
 * COMMIT or ROLLBACK when the server says no transaction is open in
   autocommit mode (after a read, or the pool's reset of it): there is
   nothing for them to end. The server reports both states with every
-  answer, so this asks it nothing.
+  answer, so this asks it nothing. They still let go of the last
+  result, as sending them would have.
 * A system call for every packet read or written: PyMySQL sets the
   socket's timeout before each, although it never changes on our
   connections (``_quiet``). About 15 to 30 calls for a small query,
@@ -51,12 +52,24 @@ def connection_class():
             _quieten(self._sock)
 
         def commit(self):
-            if not idle(self):
+            if idle(self):
+                self._forget_result()
+            else:
                 super().commit()
 
         def rollback(self):
-            if not idle(self):
+            if idle(self):
+                self._forget_result()
+            else:
                 super().rollback()
+
+        def _forget_result(self):
+            # Only the next command would let go of the last result
+            # (all its rows), which the connection keeps meanwhile: a
+            # kept reader connection would hold a whole listing.
+            result = self._result
+            if result is not None and not result.unbuffered_active:
+                self._result = None
 
     return Connection
 

@@ -155,11 +155,18 @@ def _bump_locked(ctx, uuids, ids):
     the locking read, then the UPDATE of the rows it locked."""
     now = db_api.utcnow()
     if not ctx.conn.dialect.update_returning:
-        rows = lock_uuids_and_ids(ctx, uuids, ids)
+        # Both prepared (up to ``prepared.UP_TO`` of each): through
+        # ``conn.execute`` they cost a PyMySQL write more CPU than its
+        # BEGIN and COMMIT together.
+        rows = prepared.run(
+            ctx.conn, _locking_read,
+            {name: values for name, values in (('uuids', uuids),
+                                               ('ids', ids)) if values},
+            args=(ctx.conn.dialect.name,))
         if not set(uuids) <= {uuid for _rp, uuid, _generation in rows}:
             return []
-        ctx.conn.execute(_BUMP, {'ids': [rp for rp, _u, _g in rows],
-                                 'now': now})
+        prepared.run(ctx.conn, _bump, {'ids': [rp for rp, _u, _g in rows]},
+                     {'now': now})
         return rows
     rows = prepared.run(
         ctx.conn, _lock_and_bump_statement,
@@ -169,11 +176,27 @@ def _bump_locked(ctx, uuids, ids):
     return [(rp, uuid, generation - 1) for rp, uuid, generation in rows]
 
 
-#: The bump of rows ``_bump_locked`` locked where UPDATE cannot return
-#: them: under the lock, no compare-and-set is needed.
-_BUMP = (sa.update(_RP).where(_RP.c.id.in_(_IDS))
-         .values(generation=_RP.c.generation + 1,
-                 updated_at=sa.bindparam('now')))
+def _locking_read(dialect, uuids=False, ids=False):
+    """``_lock_statement`` (with uuids) as ``prepared.run`` builds it
+    for the ``uuids`` and ``ids`` lists (False: no such term)."""
+    terms = []
+    if uuids is not False:
+        terms.append(prepared.in_(_RP.c.uuid, 'uuids', uuids))
+    if ids is not False:
+        terms.append(prepared.in_(_RP.c.id, 'ids', ids))
+    stmt = (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)
+            .where(sa.or_(*terms)).order_by(_RP.c.id))
+    return stmt if dialect == 'sqlite' else stmt.with_for_update()
+
+
+def _bump(ids):
+    """The bump of rows ``_bump_locked`` locked where UPDATE cannot
+    return them (under the lock, no compare-and-set is needed), as
+    ``prepared.run`` builds it for the ``ids`` list."""
+    return (sa.update(_RP).where(prepared.in_(_RP.c.id, 'ids', ids))
+            .values(generation=_RP.c.generation + 1,
+                    updated_at=sa.bindparam('now',
+                                            type_=_RP.c.updated_at.type)))
 
 
 _INCREMENT = (

@@ -6,8 +6,6 @@ here, whatever it writes (inventories, allocations, traits, aggregates,
 trees), so this module depends on nothing but the provider table.
 """
 
-import functools
-
 import sqlalchemy as sa
 
 from placement.db import api as db_api
@@ -17,31 +15,21 @@ from placement import exception
 
 _RP = tables.resource_providers
 
-_IDS = sa.bindparam('ids', expanding=True)
-_UUIDS = sa.bindparam('uuids', expanding=True)
-
-
-@functools.lru_cache(maxsize=None)
-def _lock_statement(dialect, by_uuid, by_id, with_uuid):
-    """The locking read of providers by uuid and/or id (the bound
-    ``uuids``/``ids`` lists) of (id, [uuid,] generation), built once per
-    shape: a write runs it
-    every time, and building a statement costs more than running it.
-    Only the terms in use: an empty IN in an OR can keep the database
-    from using either index."""
+def _locking_read(dialect, uuids=False, ids=False):
+    """The locking read of providers by uuid and/or id of (id, uuid,
+    generation), in id order, as ``prepared.run`` builds it for the
+    ``uuids`` and ``ids`` lists (False: no such term): a write runs it
+    every time, and ``conn.execute`` costs more than running it. Only
+    the terms in use: an empty IN in an OR can keep the database from
+    using either index."""
     terms = []
-    if by_uuid:
-        terms.append(_RP.c.uuid.in_(_UUIDS))
-    if by_id:
-        terms.append(_RP.c.id.in_(_IDS))
-    columns = [_RP.c.id, _RP.c.generation]
-    if with_uuid:
-        columns.insert(1, _RP.c.uuid)
-    stmt = (sa.select(*columns).where(sa.or_(*terms))
-            .order_by(_RP.c.id))
-    if dialect != 'sqlite':
-        stmt = stmt.with_for_update()
-    return stmt
+    if uuids is not False:
+        terms.append(prepared.in_(_RP.c.uuid, 'uuids', uuids))
+    if ids is not False:
+        terms.append(prepared.in_(_RP.c.id, 'ids', ids))
+    stmt = (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)
+            .where(sa.or_(*terms)).order_by(_RP.c.id))
+    return stmt if dialect == 'sqlite' else stmt.with_for_update()
 
 
 def lock(ctx, provider_ids):
@@ -50,31 +38,23 @@ def lock(ctx, provider_ids):
     Returns {id: generation} for the providers that still exist. On SQLite
     the writer transaction already holds the database write lock.
     """
-    if not provider_ids:
-        return {}
-    return dict(ctx.conn.execute(
-        _lock_statement(ctx.conn.dialect.name, False, True, False),
-        {'ids': sorted(set(provider_ids))}).all())
+    return {rp: generation for rp, _uuid, generation
+            in lock_uuids_and_ids(ctx, (), provider_ids)}
 
 
 def lock_uuids_and_ids(ctx, uuids, ids):
     """Lock the providers with these uuids or ids as ``lock`` does, in
     one statement: [(id, uuid, generation)] of those that exist."""
-    if not uuids and not ids:
+    lists = {name: sorted(set(values)) for name, values
+             in (('uuids', uuids), ('ids', ids)) if values}
+    if not lists:
         return []
-    params = {}
-    if uuids:
-        params['uuids'] = sorted(set(uuids))
-    if ids:
-        params['ids'] = sorted(set(ids))
-    return ctx.conn.execute(
-        _lock_statement(ctx.conn.dialect.name, bool(uuids), bool(ids),
-                        True),
-        params).all()
+    return prepared.run(ctx.conn, _locking_read, lists,
+                        args=(ctx.conn.dialect.name,))
 
 
 def _lock_and_bump_statement(dialect, uuids=False, ids=False):
-    """``_lock_statement``'s locking read as the subquery of the UPDATE
+    """``_locking_read``'s locking read as the subquery of the UPDATE
     that bumps the generations of the rows it locked, returning (id,
     uuid, new generation), as ``prepared.run`` builds it for the
     ``uuids`` and ``ids`` lists (False: no such term). With uuids it
@@ -158,11 +138,7 @@ def _bump_locked(ctx, uuids, ids):
         # Both prepared (up to ``prepared.UP_TO`` of each): through
         # ``conn.execute`` they cost a PyMySQL write more CPU than its
         # BEGIN and COMMIT together.
-        rows = prepared.run(
-            ctx.conn, _locking_read,
-            {name: values for name, values in (('uuids', uuids),
-                                               ('ids', ids)) if values},
-            args=(ctx.conn.dialect.name,))
+        rows = lock_uuids_and_ids(ctx, uuids, ids)
         if not set(uuids) <= {uuid for _rp, uuid, _generation in rows}:
             return []
         prepared.run(ctx.conn, _bump, {'ids': [rp for rp, _u, _g in rows]},
@@ -174,19 +150,6 @@ def _bump_locked(ctx, uuids, ids):
          if values},
         {'now': now, 'found': len(uuids)}, args=(ctx.conn.dialect.name,))
     return [(rp, uuid, generation - 1) for rp, uuid, generation in rows]
-
-
-def _locking_read(dialect, uuids=False, ids=False):
-    """``_lock_statement`` (with uuids) as ``prepared.run`` builds it
-    for the ``uuids`` and ``ids`` lists (False: no such term)."""
-    terms = []
-    if uuids is not False:
-        terms.append(prepared.in_(_RP.c.uuid, 'uuids', uuids))
-    if ids is not False:
-        terms.append(prepared.in_(_RP.c.id, 'ids', ids))
-    stmt = (sa.select(_RP.c.id, _RP.c.uuid, _RP.c.generation)
-            .where(sa.or_(*terms)).order_by(_RP.c.id))
-    return stmt if dialect == 'sqlite' else stmt.with_for_update()
 
 
 def _bump(ids):

@@ -61,7 +61,10 @@ allocations = sa.Table(
     sa.Index('allocations_resource_provider_class_used_idx',
              'resource_provider_id', 'resource_class_id', 'used'),
     sa.Index('allocations_resource_class_id_idx', 'resource_class_id'),
-    sa.Index('allocations_consumer_id_idx', 'consumer_id'),
+    # Usages read the class and amount of a consumer's rows from the
+    # index alone (migration 8b870f51e68b).
+    sa.Index('allocations_consumer_id_class_used_idx',
+             'consumer_id', 'resource_class_id', 'used'),
 )
 
 consumer_types = sa.Table(

@@ -38,7 +38,7 @@ def test_upgrade_from_empty_matches_table_definitions(tmp_path):
         db.dispose()
 
 
-HEAD = '8c49c564818b'
+HEAD = '8b870f51e68b'
 EXPECTED_TRIGGERS = sum(3 if column else 2
                         for column in triggers.TRIGGERED.values())
 
@@ -106,6 +106,52 @@ def test_upgrade_adds_change_log_to_an_upstream_head_schema(tmp_path):
             conn.execute(sa.update(tables.resource_providers).values(
                 name='renamed'))
         assert _log_rows(db) == [None, 1]
+    finally:
+        db.dispose()
+
+
+def _indexes(db, table):
+    with db.engine.connect() as conn:
+        return {i['name']: tuple(i['column_names'])
+                for i in sa.inspect(conn).get_indexes(table)}
+
+
+def test_upgrade_widens_the_consumer_index_of_populated_allocations(
+        tmp_path):
+    """The index usages read replaces the consumer index on a database
+    with allocations, which it keeps and finds by consumer, and a
+    downgrade gives the old index back."""
+    db = _empty_database(tmp_path)
+    consumer = '22222222-2222-2222-2222-222222222222'
+    allocations = tables.allocations
+    try:
+        migration.upgrade(db, '8c49c564818b')
+        with db.engine.begin() as conn:
+            conn.execute(sa.insert(tables.resource_providers).values(
+                id=1, uuid='11111111-1111-1111-1111-111111111111',
+                name='rp', generation=1, root_provider_id=1))
+            conn.execute(sa.insert(allocations), [
+                dict(resource_provider_id=1, consumer_id=consumer,
+                     resource_class_id=rc, used=used)
+                for rc, used in ((0, 2), (1, 512))])
+        assert _indexes(db, 'allocations')[
+            'allocations_consumer_id_idx'] == ('consumer_id',)
+        migration.upgrade(db)
+        found = _indexes(db, 'allocations')
+        assert 'allocations_consumer_id_idx' not in found
+        assert found['allocations_consumer_id_class_used_idx'] == (
+            'consumer_id', 'resource_class_id', 'used')
+        with db.engine.connect() as conn:
+            assert conn.execute(
+                sa.select(allocations.c.resource_class_id,
+                          allocations.c.used)
+                .where(allocations.c.consumer_id == consumer)
+                .order_by(allocations.c.resource_class_id)).all() == [
+                    (0, 2), (1, 512)]
+        migration.downgrade(db, '8c49c564818b')
+        found = _indexes(db, 'allocations')
+        assert found['allocations_consumer_id_idx'] == ('consumer_id',)
+        assert 'allocations_consumer_id_class_used_idx' not in found
     finally:
         db.dispose()
 

@@ -45,12 +45,21 @@ def _consumers(with_user):
 
 @functools.lru_cache(maxsize=None)
 def _totals(with_user):
+    """Sums grouped by class id, the names joined to the few sums:
+    grouping the project's rows by name (a string, sorted in a temporary
+    table on MySQL) cost more than reading them. The class is grouped
+    as an expression (``+ 0``): grouped by the column, SQLite walked
+    the class index over every allocation, to save sorting a project's
+    few sums."""
     source, where = _consumers(with_user)
+    rc = _ALLOC.c.resource_class_id + sa.literal_column('0')
+    sums = (sa.select(rc.label('rc'),
+                      sa.func.sum(_ALLOC.c.used).label('amount'))
+            .select_from(source).where(*where)
+            .group_by(rc).subquery())
     return prepared.Prepared(
-        sa.select(_RC.c.name, sa.func.sum(_ALLOC.c.used))
-        .select_from(source.join(_RC,
-                                 _RC.c.id == _ALLOC.c.resource_class_id))
-        .where(*where).group_by(_RC.c.name))
+        sa.select(_RC.c.name, sums.c.amount)
+        .join_from(sums, _RC, _RC.c.id == sums.c.rc))
 
 
 @db_api.reader

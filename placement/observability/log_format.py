@@ -27,6 +27,7 @@ import datetime
 import logging
 from logging import handlers as logging_handlers
 import math
+import os
 import time
 
 from dateutil import tz
@@ -72,6 +73,7 @@ class ContextFormatter(formatters.ContextFormatter):
         # same second, and a busy service logs hundreds of them.
         self._asctime_second = (None, None)
         self._isotime_second = (None, None)
+        self._line = _line_plan(self._context_format, self._identity_format)
 
     def format(self, record):
         # The steps and their order are oslo.log's (8.3): the record's own
@@ -131,6 +133,50 @@ class ContextFormatter(formatters.ContextFormatter):
             record.msg = ('Error formatting log line msg=%r err=%r'
                           % (record.msg, err)).replace('%', '*')
             return logging.Formatter.format(self, record)
+
+    def line(self, created, msecs, levelname, name, context, msg, args):
+        """The text ``format`` gives a record of these values (made by
+        ``Logger.makeRecord``, logged above DEBUG and below WARNING, so
+        without debug suffix or error summary) while ``context`` is the
+        current context: an oslo.context ``RequestContext`` with a
+        request id whose logging values are oslo.context's own. None if
+        the formats name other values of the record (``format`` is then
+        the way) or the message cannot be formatted.
+
+        The same text from the few values the formats name, without
+        the context's logging values, the record's defaults and its
+        ISO time, which only ``format``'s other uses need.
+        """
+        plan = self._line
+        if plan is None:
+            return None
+        names, identity = plan
+        try:
+            message = str(msg) % args if args else str(msg)
+        except Exception:
+            return None
+        instance = ''
+        for attribute, fmt in (('instance', self._instance_format),
+                               ('instance_uuid', self._instance_uuid_format),
+                               ('resource_uuid', self._instance_uuid_format)):
+            found = getattr(context, attribute, None)
+            if found:
+                instance = fmt % {'uuid': found}
+                break
+        values = {
+            'msecs': msecs, 'process': os.getpid(), 'levelname': levelname,
+            'name': name, 'global_request_id': context.global_request_id,
+            'request_id': context.request_id, 'instance': instance,
+            'message': message,
+            # oslo.log's user_identity: each value of the context's
+            # to_dict() the identity format names, '-' if false.
+            'user_identity': self._identity_format % {
+                key: getattr(context, attribute) or '-'
+                for key, attribute in identity}}
+        if 'asctime' in names:
+            values['asctime'] = self.formatTime(_Created(created, msecs),
+                                                self.datefmt)
+        return self._context_format % values
 
     def _variant(self, with_id, with_summary, debug):
         """The line's format, as oslo.log picks and extends it per
@@ -193,6 +239,71 @@ class ContextFormatter(formatters.ContextFormatter):
         return isotime
 
 
+#: The values of a record ``ContextFormatter.line`` knows.
+_LINE_NAMES = frozenset((
+    'asctime', 'msecs', 'process', 'levelname', 'name', 'global_request_id',
+    'request_id', 'user_identity', 'instance', 'message'))
+#: The names oslo.context's ``to_dict`` gives the identity format, and the
+#: context attributes it reads them from.
+IDENTITY_ATTRIBUTES = {
+    'user': 'user_id', 'project': 'project_id', 'project_id': 'project_id',
+    'domain': 'domain_id', 'system_scope': 'system_scope',
+    'user_domain': 'user_domain_id', 'project_domain': 'project_domain_id'}
+
+
+def _line_plan(context_format, identity_format):
+    """(names the context format reads, ((identity name, context
+    attribute), ...)) if ``ContextFormatter.line`` can write lines of
+    these formats, else None."""
+    names = _names_read(context_format)
+    identity = _names_read(identity_format)
+    if (names is None or not _LINE_NAMES.issuperset(names)
+            or identity is None
+            or not set(identity).issubset(IDENTITY_ATTRIBUTES)):
+        return None
+    return frozenset(names), tuple(
+        (name, IDENTITY_ATTRIBUTES[name]) for name in identity)
+
+
+class _NamesRead(dict):
+    """A mapping that notes the keys a ``%`` format reads from it."""
+
+    def __init__(self):
+        super().__init__()
+        self.read = []
+
+    def __getitem__(self, key):
+        self.read.append(key)
+        return 0  # formats as %s, %d, %f and the like alike
+
+    def __str__(self):
+        # A positional ``%s`` would format the whole mapping.
+        raise TypeError('not a mapping format')
+
+    __repr__ = __str__
+
+
+def _names_read(fmt):
+    """The keys the ``%`` format ``fmt`` reads from its mapping, or None
+    if it is not a format of names only."""
+    names = _NamesRead()
+    try:
+        fmt % names
+    except Exception:
+        return None
+    return tuple(dict.fromkeys(names.read))
+
+
+class _Created:
+    """What ``formatTime`` reads of a record."""
+
+    __slots__ = ('created', 'msecs')
+
+    def __init__(self, created, msecs):
+        self.created = created
+        self.msecs = msecs
+
+
 class WatchedFileHandler(logging_handlers.WatchedFileHandler):
     """The standard library's handler, noticing that its file was moved
     or removed (log rotation) within ``CHECK_EVERY`` seconds rather than
@@ -204,13 +315,17 @@ class WatchedFileHandler(logging_handlers.WatchedFileHandler):
     _checked = float('-inf')
 
     def emit(self, record):
-        # handle() holds the handler's lock around emit, as around the
-        # base class's check.
+        self.check_rotation()
+        logging.FileHandler.emit(self, record)
+
+    def check_rotation(self):
+        """Open the file again if it was moved or removed, at most once
+        every ``CHECK_EVERY`` seconds; with the handler's lock held (as
+        ``handle`` holds it around ``emit``)."""
         now = time.monotonic()
         if now - self._checked >= self.CHECK_EVERY:
             self._checked = now
             self.reopenIfNeeded()
-        logging.FileHandler.emit(self, record)
 
 
 def _loggers():

@@ -57,6 +57,15 @@ def _record(level=logging.INFO, msg='hello %s', args=('world',),
     return record
 
 
+@pytest.fixture(autouse=True)
+def _no_context_left():
+    """oslo.context makes even an overwrite=False context current when
+    none is: a test's must not name the lines of the next test in the
+    same process."""
+    yield
+    requestlog.restore_log_context(None)
+
+
 def _context(**kwargs):
     return oslo_context.RequestContext(
         request_id='req-1', user_id='u', project_id='p',

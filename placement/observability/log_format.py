@@ -27,13 +27,15 @@ import datetime
 import logging
 from logging import handlers as logging_handlers
 import math
-import os
+import operator
 import time
 
 from dateutil import tz
 from oslo_context import context as oslo_context
 from oslo_log import formatters
 from oslo_log import log as oslo_logging
+
+from placement.observability import metrics
 
 
 class ContextFormatter(formatters.ContextFormatter):
@@ -74,6 +76,7 @@ class ContextFormatter(formatters.ContextFormatter):
         self._asctime_second = (None, None)
         self._isotime_second = (None, None)
         self._line = _line_plan(self._context_format, self._identity_format)
+        self._identities = {}
 
     def format(self, record):
         # The steps and their order are oslo.log's (8.3): the record's own
@@ -150,7 +153,7 @@ class ContextFormatter(formatters.ContextFormatter):
         plan = self._line
         if plan is None:
             return None
-        names, identity = plan
+        names, identity_of = plan
         try:
             message = str(msg) % args if args else str(msg)
         except Exception:
@@ -159,24 +162,37 @@ class ContextFormatter(formatters.ContextFormatter):
         for attribute, fmt in (('instance', self._instance_format),
                                ('instance_uuid', self._instance_uuid_format),
                                ('resource_uuid', self._instance_uuid_format)):
-            found = getattr(context, attribute, None)
+            found = _attribute(context, attribute)
             if found:
                 instance = fmt % {'uuid': found}
                 break
         values = {
-            'msecs': msecs, 'process': os.getpid(), 'levelname': levelname,
-            'name': name, 'global_request_id': context.global_request_id,
+            'msecs': msecs, 'process': metrics.process_identifier(),
+            'levelname': levelname, 'name': name,
+            'global_request_id': context.global_request_id,
             'request_id': context.request_id, 'instance': instance,
             'message': message,
-            # oslo.log's user_identity: each value of the context's
-            # to_dict() the identity format names, '-' if false.
-            'user_identity': self._identity_format % {
-                key: getattr(context, attribute) or '-'
-                for key, attribute in identity}}
+            'user_identity': self._line_identity(identity_of(context))}
         if 'asctime' in names:
             values['asctime'] = self.formatTime(_Created(created, msecs),
                                                 self.datefmt)
         return self._context_format % values
+
+    def _line_identity(self, found):
+        """oslo.log's user_identity of a context whose to_dict() values
+        the identity format names are ``found``: each, '-' if false.
+        Texts of str and None values are kept (a service hears from
+        few callers)."""
+        text = self._identities.get(found)
+        if text is None:
+            names = self._line[1].names
+            text = self._identity_format % {
+                name: value or '-' for name, value in zip(names, found)}
+            if _KEPT_TYPES.issuperset(map(type, found)):
+                if len(self._identities) >= _IDENTITIES_KEPT:
+                    self._identities.clear()
+                self._identities[found] = text
+        return text
 
     def _variant(self, with_id, with_summary, debug):
         """The line's format, as oslo.log picks and extends it per
@@ -252,8 +268,8 @@ IDENTITY_ATTRIBUTES = {
 
 
 def _line_plan(context_format, identity_format):
-    """(names the context format reads, ((identity name, context
-    attribute), ...)) if ``ContextFormatter.line`` can write lines of
+    """(names the context format reads, ``_IdentityValues`` of the
+    identity format) if ``ContextFormatter.line`` can write lines of
     these formats, else None."""
     names = _names_read(context_format)
     identity = _names_read(identity_format)
@@ -261,8 +277,56 @@ def _line_plan(context_format, identity_format):
             or identity is None
             or not set(identity).issubset(IDENTITY_ATTRIBUTES)):
         return None
-    return frozenset(names), tuple(
-        (name, IDENTITY_ATTRIBUTES[name]) for name in identity)
+    return frozenset(names), _IdentityValues(identity)
+
+
+class _IdentityValues:
+    """The tuple of a context's values the identity format names."""
+
+    def __init__(self, names):
+        self.names = names
+        getter = operator.attrgetter(*[IDENTITY_ATTRIBUTES[name]
+                                       for name in names])
+        if len(names) == 1:
+            self._get = lambda context: (getter(context),)
+        elif names:
+            self._get = getter
+        else:
+            self._get = lambda context: ()
+
+    def __call__(self, context):
+        return self._get(context)
+
+
+#: Types of identity values whose text is kept: equal ones read the
+#: same, and none changes (not bool and int: True == 1).
+_KEPT_TYPES = frozenset((str, type(None)))
+#: At most this many identity texts kept, then forgotten.
+_IDENTITIES_KEPT = 1024
+#: Per context class, whether its attributes are plain instance values
+#: (no class attribute of the names ``ContextFormatter.line`` reads
+#: with a default, no ``__getattr__``, the standard
+#: ``__getattribute__``).
+_PLAIN_CLASSES = {}
+_DEFAULTED = ('instance', 'instance_uuid', 'resource_uuid')
+
+
+def _attribute(context, name):
+    """``getattr(context, name, None)``, without raising and catching an
+    AttributeError for a missing one where the class makes that the
+    same as looking in the instance's ``__dict__``."""
+    kind = type(context)
+    plain = _PLAIN_CLASSES.get(kind)
+    if plain is None:
+        plain = _PLAIN_CLASSES[kind] = (
+            kind.__getattribute__ is object.__getattribute__
+            and not hasattr(kind, '__getattr__')
+            and not any(hasattr(kind, attribute)
+                        for attribute in _DEFAULTED)
+            and hasattr(context, '__dict__'))
+    if plain:
+        return context.__dict__.get(name)
+    return getattr(context, name, None)
 
 
 class _NamesRead(dict):

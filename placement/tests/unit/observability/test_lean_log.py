@@ -63,6 +63,22 @@ class _ContextWithItsOwnValues(placement_context.RequestContext):
         return values
 
 
+class _ContextWithInstance(placement_context.RequestContext):
+    instance = property(lambda self: 'i-9')
+
+
+class _ContextAnsweringAnything(oslo_context.RequestContext):
+    def __getattr__(self, name):
+        return 'x-' + name
+
+
+def _instance_on_the_object():
+    context = oslo_context.RequestContext(request_id='req-7',
+                                          overwrite=False)
+    context.instance_uuid = 'i-7'
+    return context
+
+
 CONTEXTS = {
     'placement, user and project': lambda: placement_context.RequestContext(
         request_id='req-1', user_id='u', project_id='p', overwrite=False),
@@ -74,6 +90,11 @@ CONTEXTS = {
         request_id='req-3', resource_uuid='r-1', overwrite=False),
     'no identity': lambda: oslo_context.RequestContext(
         request_id='req-4', overwrite=False),
+    'instance uuid on the object': _instance_on_the_object,
+    'instance of its class': lambda: _ContextWithInstance(
+        request_id='req-8', resource_uuid='r-8', overwrite=False),
+    'attributes of its own': lambda: _ContextAnsweringAnything(
+        request_id='req-9', overwrite=False),
     # The standard way for these.
     'no request id': lambda: _no_request_id(),
     'values of its own': lambda: _ContextWithItsOwnValues(
@@ -175,12 +196,17 @@ def _both_ways(logger, tmp_path, kind, conf, context, level=logging.INFO,
 def _ways(tmp_path):
     (tmp_path / 'standard').mkdir()
     (tmp_path / 'lean').mkdir()
+    yield
+    # oslo.context makes even an overwrite=False context current when
+    # none is: none of this module's may outlive its test.
+    requestlog.restore_log_context(None)
 
 
 LEAN_VARIANTS = ('defaults', 'custom names the line knows')
 LEAN_CONTEXTS = ('placement, user and project',
                  'global id, domains, system scope', 'resource',
-                 'no identity')
+                 'no identity', 'instance uuid on the object',
+                 'instance of its class', 'attributes of its own')
 
 
 @pytest.mark.parametrize('kind', ('stream', 'colour', 'file'))

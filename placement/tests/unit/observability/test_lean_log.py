@@ -6,16 +6,15 @@ import itertools
 import logging
 import time
 
-from oslo_config import cfg
 from oslo_context import context as oslo_context
 from oslo_log import handlers as oslo_handlers
-from oslo_log import log as oslo_logging
 import pytest
 
 from placement import context as placement_context
 from placement.middleware import requestlog
 from placement.observability import lean_log
 from placement.observability import log_format
+from placement.tests.unit.observability import test_log_format
 
 MESSAGE = '%(remote)s "%(method)s %(path)s" status: %(status)s'
 ARGS = {'remote': '10.0.0.1', 'method': 'GET', 'path': '/x',
@@ -45,15 +44,6 @@ CONF_VARIANTS = {
         'logging_user_identity_format': '%(user)s %(roles)s',
     },
 }
-
-
-def _conf(overrides):
-    conf = cfg.ConfigOpts()
-    oslo_logging.register_options(conf)
-    conf([], project='placement-test')
-    for name, value in overrides.items():
-        conf.set_override(name, value)
-    return conf
 
 
 class _ContextWithItsOwnValues(placement_context.RequestContext):
@@ -214,7 +204,7 @@ LEAN_CONTEXTS = ('placement, user and project',
 @pytest.mark.parametrize('context', sorted(CONTEXTS))
 def test_the_same_text_either_way(logger, records, tmp_path, monkeypatch,
                                   kind, variant, context):
-    conf = _conf(CONF_VARIANTS[variant])
+    conf = test_log_format.oslo_log_conf(CONF_VARIANTS[variant])
     for when in TIMES:
         del records[:]
         standard, lean = _both_ways(logger, tmp_path, kind, conf,
@@ -232,7 +222,7 @@ def test_the_same_text_without_a_date_format(logger, records, tmp_path,
     # logging's own date format then, with the milliseconds.
     for when in TIMES:
         standard, lean = _both_ways(
-            logger, tmp_path, 'stream', _conf({}),
+            logger, tmp_path, 'stream', test_log_format.oslo_log_conf({}),
             CONTEXTS['placement, user and project'](), when=when,
             monkeypatch=monkeypatch, datefmt=False)
         assert lean == standard
@@ -242,7 +232,7 @@ def test_the_same_text_without_a_date_format(logger, records, tmp_path,
 @pytest.mark.parametrize('level', (logging.DEBUG, logging.WARNING))
 def test_debug_and_warning_lines_go_the_standard_way(
         logger, records, tmp_path, monkeypatch, level):
-    conf = _conf({})
+    conf = test_log_format.oslo_log_conf({})
     standard, lean = _both_ways(
         logger, tmp_path, 'stream', conf,
         CONTEXTS['placement, user and project'](), level=level,
@@ -253,7 +243,7 @@ def test_debug_and_warning_lines_go_the_standard_way(
 
 def test_a_second_handler_or_a_filter_means_the_standard_way(
         logger, records, tmp_path, monkeypatch):
-    conf = _conf({})
+    conf = test_log_format.oslo_log_conf({})
     context = CONTEXTS['placement, user and project']
     standard, lean = _both_ways(logger, tmp_path, 'stream', conf, context(),
                                 monkeypatch=monkeypatch)
@@ -278,7 +268,7 @@ def test_a_failing_stream_goes_to_handle_error_with_the_record(
             raise OSError('disk full')
 
     handler = logging.StreamHandler(Broken())
-    handler.setFormatter(log_format.ContextFormatter(config=_conf({})))
+    handler.setFormatter(log_format.ContextFormatter(config=test_log_format.oslo_log_conf({})))
     got = []
     monkeypatch.setattr(handler, 'handleError', got.append)
     logger.addHandler(handler)
@@ -316,7 +306,8 @@ def test_the_request_line_is_written_the_lean_way(monkeypatch, tmp_path):
     root = logging.getLogger()
     saved = list(root.handlers), root.level
     try:
-        log_format.setup(_conf({'log_file': str(tmp_path / 'p.log')}))
+        log_format.setup(test_log_format.oslo_log_conf(
+            {'log_file': str(tmp_path / 'p.log')}))
         made = []
         monkeypatch.setattr(requestlog.LOG, 'makeRecord',
                             lambda *a: made.append(a))

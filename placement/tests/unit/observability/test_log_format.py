@@ -38,7 +38,8 @@ CONF_VARIANTS = {
 }
 
 
-def _conf(overrides):
+def oslo_log_conf(overrides):
+    """Options with oslo.log's registered, ``overrides`` set."""
     conf = cfg.ConfigOpts()
     oslo_logging.register_options(conf)
     conf([], project='placement-test')
@@ -103,7 +104,7 @@ RECORDS = {
 @pytest.mark.parametrize('variant', sorted(CONF_VARIANTS))
 @pytest.mark.parametrize('kind', sorted(RECORDS))
 def test_same_text_as_oslo_log(variant, kind):
-    conf = _conf(CONF_VARIANTS[variant])
+    conf = oslo_log_conf(CONF_VARIANTS[variant])
     kwargs = {'project': 'placement', 'version': '1.2',
               'datefmt': conf.log_date_format, 'config': conf}
     theirs = formatters.ContextFormatter(**kwargs)
@@ -159,7 +160,7 @@ def _timestamps():
 @pytest.mark.parametrize('variant', sorted(CONF_VARIANTS))
 def test_same_times_as_oslo_log_second_after_second(variant,
                                                     local_zone_with_dst):
-    conf = _conf(CONF_VARIANTS[variant])
+    conf = oslo_log_conf(CONF_VARIANTS[variant])
     kwargs = {'datefmt': conf.log_date_format, 'config': conf}
     theirs = formatters.ContextFormatter(**kwargs)
     ours = log_format.ContextFormatter(**kwargs)
@@ -176,7 +177,7 @@ def test_same_times_as_oslo_log_second_after_second(variant,
 
 
 def test_same_text_with_the_current_context_and_an_active_exception():
-    conf = _conf({})
+    conf = oslo_log_conf({})
     theirs = formatters.ContextFormatter(config=conf)
     ours = log_format.ContextFormatter(config=conf)
     oslo_context.RequestContext(request_id='req-current', user_id='u',
@@ -217,7 +218,7 @@ def _lines(path):
 def test_setup_writes_to_the_log_file_as_oslo_log_does(root_logging,
                                                        tmp_path):
     log_file = tmp_path / 'placement.log'
-    conf = _conf({'log_file': str(log_file), 'debug': True})
+    conf = oslo_log_conf({'log_file': str(log_file), 'debug': True})
     log_format.setup(conf)
     (handler,) = root_logging.handlers
     assert type(handler) is log_format.WatchedFileHandler
@@ -240,7 +241,7 @@ def test_a_rotated_log_file_is_noticed_within_a_second(root_logging,
     every line: a line written just after rotation still goes to the
     moved file, the first line a second later to a new one."""
     log_file = tmp_path / 'placement.log'
-    log_format.setup(_conf({'log_file': str(log_file)}))
+    log_format.setup(oslo_log_conf({'log_file': str(log_file)}))
     clock = [1000.0]
     monkeypatch.setattr(log_format.time, 'monotonic', lambda: clock[0])
     logger = logging.getLogger('placement.test')
@@ -259,7 +260,8 @@ def test_a_rotated_log_file_is_noticed_within_a_second(root_logging,
 
 
 def test_setup_keeps_json_logging(root_logging, tmp_path):
-    conf = _conf({'log_file': str(tmp_path / 'p.log'), 'use_json': True})
+    conf = oslo_log_conf({'log_file': str(tmp_path / 'p.log'),
+                          'use_json': True})
     log_format.setup(conf)
     (handler,) = root_logging.handlers
     assert type(handler.formatter) is formatters.JSONFormatter
@@ -282,7 +284,7 @@ def test_setup_keeps_a_log_config_file_but_speeds_up_oslo_formatters(
         'class=oslo_log.formatters.ContextFormatter', '',
         '[formatter_simple]', 'format=%(levelname)s %(message)s', '',
     ]))
-    conf = _conf({'log_config_append': str(config)})
+    conf = oslo_log_conf({'log_config_append': str(config)})
     log_format.setup(conf)
     kinds = sorted(type(h.formatter).__name__ for h in root_logging.handlers)
     assert kinds == ['ContextFormatter', 'Formatter']
@@ -305,7 +307,7 @@ def test_one_formatter_gives_every_kind_of_line_in_any_order():
     # The format of a line depends on the record (request id, error
     # summary, level); ours keeps each variant once made.
     for variant in sorted(CONF_VARIANTS):
-        conf = _conf(CONF_VARIANTS[variant])
+        conf = oslo_log_conf(CONF_VARIANTS[variant])
         kwargs = {'datefmt': conf.log_date_format, 'config': conf}
         theirs = formatters.ContextFormatter(**kwargs)
         ours = log_format.ContextFormatter(**kwargs)

@@ -285,14 +285,15 @@ class _IdentityValues:
 
     def __init__(self, names):
         self.names = names
+        if not names:
+            self._get = lambda context: ()
+            return
         getter = operator.attrgetter(*[IDENTITY_ATTRIBUTES[name]
                                        for name in names])
         if len(names) == 1:
             self._get = lambda context: (getter(context),)
-        elif names:
-            self._get = getter
         else:
-            self._get = lambda context: ()
+            self._get = getter
 
     def __call__(self, context):
         return self._get(context)

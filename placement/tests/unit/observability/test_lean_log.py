@@ -35,6 +35,8 @@ CONF_VARIANTS = {
         'instance_uuid_format': '{%(uuid)s} ',
         'log_date_format': '%d/%m/%Y %H:%M:%S',
     },
+    'identity of one name': {'logging_user_identity_format': '<%(user)s>'},
+    'identity of no name': {'logging_user_identity_format': 'someone'},
     # Formats naming more than the line knows: the standard way.
     'isotime and colour': {
         'logging_context_format_string':
@@ -192,7 +194,8 @@ def _ways(tmp_path):
     requestlog.restore_log_context(None)
 
 
-LEAN_VARIANTS = ('defaults', 'custom names the line knows')
+LEAN_VARIANTS = ('defaults', 'custom names the line knows',
+                 'identity of one name', 'identity of no name')
 LEAN_CONTEXTS = ('placement, user and project',
                  'global id, domains, system scope', 'resource',
                  'no identity', 'instance uuid on the object',

@@ -20,7 +20,25 @@ the same machine conditions, which drift on a small machine. A server
 that gives no answer (e.g. a ``--timeout``) or an error is reported and
 left out of the later rounds of that measurement.
 
-Scenarios (``--scenario``, repeatable; default all three):
+With ``--side-by-side`` the benchmark starts ours and upstream itself
+(``benchmarks.toolkit.servers``: gunicorn, two workers, fresh databases;
+SQLite, or PostgreSQL / MariaDB under ``tools/with-postgresql.sh`` /
+``tools/with-mysql.sh``), loads ours through its API and gives upstream
+a copy of ours' rows, and also reports each server's CPU per sequential
+request (its gunicorn tree, read from ``/proc``)::
+
+    tools/with-postgresql.sh .venv/bin/python -m \\
+        benchmarks.allocation_candidates --side-by-side --scenario perfload
+
+Scenarios (``--scenario``, repeatable; default flat, nested and wide):
+
+perfload
+    upstream's perfload job: ``--providers`` N compute nodes with
+    VCPU/MEMORY_MB/DISK_GB, all in one aggregate and with traits
+    HW_CPU_X86_AVX2 and COMPUTE_VOLUME_MULTI_ATTACH, so every one
+    qualifies; times ``resources=VCPU:1,DISK_GB:10,MEMORY_MB:256
+    &member_of=<agg>&required=HW_CPU_X86_AVX2&limit=1000`` (N candidates
+    up to the limit).
 
 flat
     ``--providers`` N compute nodes with VCPU/MEMORY_MB/DISK_GB, each in
@@ -46,13 +64,14 @@ wide
     ``--timeout`` (default 300 s). A server without an answer in time is
     not asked again, neither in later rounds nor for more devices.
 
-Each measurement prints, per server, the median over all rounds of
-``--requests`` sequential requests per round, and the throughput of the
-same request from ``--concurrency`` clients (requests and elapsed time
-summed over the rounds). With several servers it then prints how much
-faster or slower the first server is than each other one, and a WARNING
-when servers (or one server's requests) return different numbers of
-candidates.
+Each measurement prints, per server, the median and p90 over all
+rounds of ``--requests`` sequential requests per round (and the
+server's CPU per request when the benchmark started it), and the
+throughput of the same request from ``--concurrency`` clients
+(requests and elapsed time summed over the rounds). With several
+servers it then prints how much faster or slower the first server is
+than each other one, and a WARNING when servers (or one server's
+requests) return different numbers of candidates.
 
 Latency is the time from sending the request over a fresh connection to
 reading the last byte of the body; decoding the JSON (to count
@@ -73,15 +92,25 @@ import uuid
 
 from benchmarks.toolkit import cloud_api
 from benchmarks.toolkit import labels
+from benchmarks.toolkit import proc_cpu
+from benchmarks.toolkit import servers as servers_kit
+from benchmarks.toolkit import stats
 from placement.tests import placement_http
 
 DEFAULT_URL = 'http://127.0.0.1:8000'
 
 
 class Server:
-    def __init__(self, label, url, token, timeout):
-        self.label, self.url = label, url
+    """A server to measure; ``pid`` (its gunicorn master) when the
+    benchmark started it, so that its CPU can be read."""
+
+    def __init__(self, label, url, token, timeout, pid=None):
+        self.label, self.url, self.pid = label, url, pid
         self.client = cloud_api.Client(url, token, timeout)
+
+    def cpu_seconds(self):
+        """CPU seconds of the server's process tree so far, or None."""
+        return proc_cpu.tree_exact_seconds(self.pid) if self.pid else None
 
 
 class Result:
@@ -91,6 +120,8 @@ class Result:
         self.label, self.server = label, server
         self.times = []         # ms per sequential request
         self.counts = []        # candidates per sequential request
+        self.cpu = 0.0          # server CPU seconds over them ...
+        self.cpu_requests = 0   # ... and how many requests that covers
         self.sent = 0           # concurrent requests, summed over rounds
         self.elapsed = 0.0      # ... and their wall-clock seconds
         self.bad = 0            # ... that did not answer 200
@@ -113,6 +144,15 @@ class Result:
     def median(self):
         return statistics.median(self.times) if self.times else None
 
+    def p90(self):
+        return stats.percentile(self.times, 0.9)
+
+    def cpu_ms(self):
+        """Server CPU per sequential request (ms), None if not read."""
+        if not self.cpu_requests:
+            return None
+        return self.cpu * 1000 / self.cpu_requests
+
     def throughput(self):
         return self.sent / self.elapsed if self.elapsed else None
 
@@ -131,19 +171,25 @@ def sequential_round(result, path, requests, timeout, claim=False):
     With ``claim``, each request but the first follows a claim of the
     first candidate of the one before (``claim_first``), not timed."""
     data = None
+    # Claims are server work too: no CPU figure with them.
+    cpu_before = None if claim else result.server.cpu_seconds()
     for _ in range(requests):
         if claim and data is not None:
             claim_first(result.server.client, data)
         resp, seconds = result.server.client.get(path, timeout)
         if resp.status is None:
             result.no_answer(seconds, resp.failure, timeout)
-            return
+            break
         data = placement_http.decode(resp.body)
         if resp.status != 200:
             result.stop('HTTP %s: %s' % (resp.status, str(data)[:300]))
-            return
+            break
         result.times.append(seconds * 1000)
         result.counts.append(len(data['allocation_requests']))
+    else:
+        if cpu_before is not None:
+            result.cpu += result.server.cpu_seconds() - cpu_before
+            result.cpu_requests += requests
 
 
 def claim_first(client, answer):
@@ -195,6 +241,9 @@ def compare(first, other, concurrency):
         parts.append('at least %s (median; %s: %s)' % (
             faster(theirs / (first.timed_out * 1000)), first.label,
             first.failure))
+    mine, theirs = first.cpu_ms(), other.cpu_ms()
+    if mine and theirs:
+        parts.append('%s (server CPU per request)' % faster(theirs / mine))
     mine, theirs = first.throughput(), other.throughput()
     if mine and theirs:
         parts.append('%s (c%d req/s)' % (faster(mine / theirs), concurrency))
@@ -227,10 +276,13 @@ def result_line(name, result, concurrency, label_width=0):
     text = []
     if result.times:
         counts = sorted(set(result.counts))
-        text.append('candidates %6s  median %8.1f ms  (min %.1f, max %.1f%s)'
-                    % ('/'.join(map(str, counts)), result.median(),
-                       min(result.times), max(result.times),
-                       ', n %d' % len(result.times) if label_width else ''))
+        text.append('candidates %6s  median %8.2f ms  p90 %.2f (min %.2f, '
+                    'max %.1f%s)' % (
+                        '/'.join(map(str, counts)), result.median(),
+                        result.p90(), min(result.times), max(result.times),
+                        ', n %d' % len(result.times) if label_width else ''))
+    if result.cpu_ms() is not None:
+        text.append('cpu %.2f ms/req' % result.cpu_ms())
     if result.sent:
         rate = 'c%d %.1f req/s' % (concurrency, result.throughput())
         if result.bad:
@@ -282,21 +334,57 @@ def load_each(servers, jobs, threads, name):
         cloud_api.load(server.client, jobs, threads, label)
 
 
+# Each scenario has a loader (``load_<name>``: writes its cloud into
+# every server given) and a measurement (``<name>``: times its queries).
+
+PERFLOAD_TRAITS = ('HW_CPU_X86_AVX2', 'COMPUTE_VOLUME_MULTI_ATTACH')
+
+
+def perfload_query():
+    return ('resources=VCPU:1,DISK_GB:10,MEMORY_MB:256&member_of=%s'
+            '&required=HW_CPU_X86_AVX2&limit=1000'
+            % cloud_api.ident('perfload-agg'))
+
+
+def load_perfload(servers, args):
+    n = args.providers
+    agg = cloud_api.ident('perfload-agg')
+    jobs = [[(('perfload-%d-cn%d' % (n, i), {
+        'VCPU': {'total': 32, 'allocation_ratio': 16.0},
+        'MEMORY_MB': {'total': 131072},
+        'DISK_GB': {'total': 2000}}),
+        dict(traits=PERFLOAD_TRAITS, aggregates=[agg]))]
+        for i in range(n)]
+    load_each(servers, jobs, args.threads, 'perfload-%d' % n)
+
+
+def perfload(servers, args):
+    measure(servers, 'perfload-%d limit=1000' % args.providers,
+            perfload_query(), args)
+
+
+def flat_aggregates():
+    return [cloud_api.ident('flat-agg-%d' % i) for i in range(3)]
+
+
+def load_flat(servers, args):
+    n = args.providers
+    aggs = flat_aggregates()
+    jobs = []
+    for i in range(n):
+        traits = ['HW_CPU_X86_AVX2']
+        jobs.append([(('flat-%d-cn%d' % (n, i), {
+            'VCPU': {'total': 32, 'allocation_ratio': 16.0},
+            'MEMORY_MB': {'total': 131072},
+            'DISK_GB': {'total': 2000}}),
+            dict(traits=traits, aggregates=[aggs[i % 3]]))])
+    load_each(servers, jobs, args.threads, 'flat-%d' % n)
+
+
 def flat(servers, args):
     n = args.providers
-    aggs = [cloud_api.ident('flat-agg-%d' % i) for i in range(3)]
-    if not args.no_load:
-        jobs = []
-        for i in range(n):
-            traits = ['HW_CPU_X86_AVX2']
-            jobs.append([(('flat-%d-cn%d' % (n, i), {
-                'VCPU': {'total': 32, 'allocation_ratio': 16.0},
-                'MEMORY_MB': {'total': 131072},
-                'DISK_GB': {'total': 2000}}),
-                dict(traits=traits, aggregates=[aggs[i % 3]]))])
-        load_each(servers, jobs, args.threads, 'flat-%d' % n)
     query = ('resources=VCPU:1,DISK_GB:10,MEMORY_MB:256&member_of=%s'
-             '&required=HW_CPU_X86_AVX2' % aggs[0])
+             '&required=HW_CPU_X86_AVX2' % flat_aggregates()[0])
     measure(servers, 'flat-%d' % n, query, args)
     measure(servers, 'flat-%d limit=1000' % n, query + '&limit=1000', args)
     if args.claim_between:
@@ -304,25 +392,28 @@ def flat(servers, args):
                 concurrency=1, claim=True)
 
 
+def load_nested(servers, args):
+    t = args.trees
+    jobs = []
+    for i in range(t):
+        cn = 'nested-%d-cn%d' % (t, i)
+        steps = [((cn, {}), {})]
+        for numa in range(2):
+            nn = '%s-numa%d' % (cn, numa)
+            steps.append(((nn, {
+                'VCPU': {'total': 16},
+                'MEMORY_MB': {'total': 65536}}), dict(parent=cn)))
+            for dev in range(2):
+                steps.append((('%s-dev%d' % (nn, dev), {
+                    'SRIOV_NET_VF': {'total': 8},
+                    'NET_BW_EGR_KILOBIT_PER_SEC': {'total': 10000000}}),
+                    dict(parent=nn)))
+        jobs.append(steps)
+    load_each(servers, jobs, args.threads, 'nested-%d' % t)
+
+
 def nested(servers, args):
     t = args.trees
-    if not args.no_load:
-        jobs = []
-        for i in range(t):
-            cn = 'nested-%d-cn%d' % (t, i)
-            steps = [((cn, {}), {})]
-            for numa in range(2):
-                nn = '%s-numa%d' % (cn, numa)
-                steps.append(((nn, {
-                    'VCPU': {'total': 16},
-                    'MEMORY_MB': {'total': 65536}}), dict(parent=cn)))
-                for dev in range(2):
-                    steps.append((('%s-dev%d' % (nn, dev), {
-                        'SRIOV_NET_VF': {'total': 8},
-                        'NET_BW_EGR_KILOBIT_PER_SEC': {'total': 10000000}}),
-                        dict(parent=nn)))
-            jobs.append(steps)
-        load_each(servers, jobs, args.threads, 'nested-%d' % t)
     query = ('resources_COMPUTE=VCPU:1,MEMORY_MB:256'
              '&resources_NET=SRIOV_NET_VF:1,NET_BW_EGR_KILOBIT_PER_SEC:1000'
              '&same_subtree=_COMPUTE,_NET&group_policy=none')
@@ -332,20 +423,24 @@ def nested(servers, args):
                 concurrency=1, claim=True)
 
 
+def load_wide(servers, args):
+    for d in args.devices:
+        rc = 'CUSTOM_WIDE_%d' % d
+        host = 'wide-%d-host' % d
+        for server in servers:
+            server.client.write('PUT', '/resource_classes/' + rc,
+                                ok=(201, 204))
+        load_each(servers, [[((host, {}), {})]], 1, 'wide-%d host' % d)
+        load_each(servers, [
+            [(('%s-dev%d' % (host, i), {rc: {'total': 1}}),
+              dict(parent=host))] for i in range(d)],
+            args.threads, 'wide-%d devices' % d)
+
+
 def wide(servers, args):
     skip = {}
     for d in args.devices:
         rc = 'CUSTOM_WIDE_%d' % d
-        host = 'wide-%d-host' % d
-        if not args.no_load:
-            for server in servers:
-                server.client.write('PUT', '/resource_classes/' + rc,
-                                    ok=(201, 204))
-            load_each(servers, [[((host, {}), {})]], 1, 'wide-%d host' % d)
-            load_each(servers, [
-                [(('%s-dev%d' % (host, i), {rc: {'total': 1}}),
-                  dict(parent=host))] for i in range(d)],
-                args.threads, 'wide-%d devices' % d)
         query = '&'.join('resources%d=%s:1' % (g, rc) for g in range(1, 9))
         query += '&group_policy=isolate&limit=1000'
         results = measure(servers, 'wide-%d isolate limit=1000' % d, query,
@@ -356,6 +451,48 @@ def wide(servers, args):
                 # More devices only make it harder: do not wait again.
                 skip[result.label] = 'skipped: no answer for wide-%d ' \
                     'within %g s' % (d, result.timed_out)
+
+
+SCENARIOS = {'perfload': (load_perfload, perfload),
+             'flat': (load_flat, flat),
+             'nested': (load_nested, nested),
+             'wide': (load_wide, wide)}
+DEFAULT_SCENARIOS = ['flat', 'nested', 'wide']
+
+
+def run(servers, args):
+    """Load (unless ``--no-load``) and measure each scenario in turn."""
+    for name in args.scenario or DEFAULT_SCENARIOS:
+        loader, measurement = SCENARIOS[name]
+        if not args.no_load:
+            loader(servers, args)
+        measurement(servers, args)
+
+
+def side_by_side(args):
+    """Start ours and upstream, load ours, give upstream a copy of its
+    rows, and measure both with their CPU."""
+    names = args.scenario or DEFAULT_SCENARIOS
+
+    def prepare(label, url):
+        server = Server(label, url, args.token, args.timeout)
+        for name in names:
+            SCENARIOS[name][0]([server], args)
+
+    with servers_kit.side_by_side(timeout=args.timeout + 5,
+                                  prepare=prepare) as started:
+        found = [Server(s.label, s.url, args.token, args.timeout, s.pid)
+                 for s in started]
+        print_servers(found, args)
+        for name in names:
+            SCENARIOS[name][1](found, args)
+
+
+def print_servers(servers, args):
+    if len(servers) > 1:
+        print('servers: %s; %d interleaved rounds of %d requests, c%d' % (
+            ', '.join('%s=%s' % (s.label, s.url) for s in servers),
+            args.rounds, args.requests, args.concurrency), flush=True)
 
 
 def main(argv=None):
@@ -370,7 +507,8 @@ def main(argv=None):
                         % DEFAULT_URL)
     parser.add_argument('--token', default='admin')
     parser.add_argument('--scenario', action='append',
-                        choices=['flat', 'nested', 'wide'])
+                        choices=list(SCENARIOS),
+                        help='default: %s' % ', '.join(DEFAULT_SCENARIOS))
     parser.add_argument('--providers', type=int, default=1000,
                         help='flat: number of compute nodes (e.g. 10000)')
     parser.add_argument('--trees', type=int, default=1000,
@@ -393,24 +531,29 @@ def main(argv=None):
                         'before each request, as a scheduler sends them')
     parser.add_argument('--no-load', action='store_true',
                         help='measure data loaded by an earlier run')
+    parser.add_argument('--side-by-side', action='store_true',
+                        help='start ours and upstream (on the database '
+                        'PLACEMENT_TEST_DB_URL names, else SQLite files) '
+                        'instead of --url, and report their CPU')
     args = parser.parse_args(argv)
+    if args.side_by_side and (args.url or args.no_load):
+        parser.error('--side-by-side starts and loads its own servers: '
+                     'no --url or --no-load')
     try:
         urls = labels.label_urls(args.url or [DEFAULT_URL])
     except ValueError as exc:
         parser.error(str(exc))
     if args.rounds is None:
-        args.rounds = 3 if len(urls) > 1 else 1
+        args.rounds = 3 if len(urls) > 1 or args.side_by_side else 1
     if args.rounds < 1 or args.requests < 1:
         parser.error('--rounds and --requests must be at least 1')
     args.devices = [int(d) for d in args.devices.split(',')]
-    servers = [Server(label, url, args.token, args.timeout)
-               for label, url in urls]
-    if len(servers) > 1:
-        print('servers: %s; %d interleaved rounds of %d requests, c%d' % (
-            ', '.join('%s=%s' % (s.label, s.url) for s in servers),
-            args.rounds, args.requests, args.concurrency), flush=True)
-    for scenario in args.scenario or ['flat', 'nested', 'wide']:
-        globals()[scenario](servers, args)
+    if args.side_by_side:
+        return side_by_side(args)
+    found = [Server(label, url, args.token, args.timeout)
+             for label, url in urls]
+    print_servers(found, args)
+    run(found, args)
 
 
 if __name__ == '__main__':

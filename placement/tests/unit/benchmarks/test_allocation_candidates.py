@@ -31,9 +31,16 @@ class _FakeClient:
 
 
 class _FakeServer:
-    def __init__(self, label, log, answers=()):
-        self.label = label
+    """``cpu``: seconds of server CPU each request adds (None: unread)."""
+
+    def __init__(self, label, log, answers=(), cpu=None):
+        self.label, self.log, self.cpu = label, log, cpu
         self.client = _FakeClient(label, log, answers)
+
+    def cpu_seconds(self):
+        if self.cpu is None:
+            return None
+        return 100 + self.cpu * len(self.log)
 
 
 def _args(**kw):
@@ -54,7 +61,7 @@ def _result(label, times=(), counts=None, **kw):
 
 def test_main_defaults_rounds_by_number_of_servers(monkeypatch):
     seen = []
-    monkeypatch.setattr(bench, 'flat', lambda servers, args: seen.append(
+    monkeypatch.setattr(bench, 'run', lambda servers, args: seen.append(
         ([s.label for s in servers], args.rounds)))
     bench.main(['--scenario', 'flat', '--url', 'http://h:1'])
     bench.main(['--scenario', 'flat', '--url', 'a=http://h:1',
@@ -174,8 +181,8 @@ def test_one_server_prints_the_single_server_line():
     result = _result('h:1', [10.0, 30.0, 20.0], [7, 7, 7],
                      sent=50, elapsed=2.0, bad=1)
     assert bench.report('flat-1000', [result], 10) == [
-        'flat-1000                    candidates      7  median     20.0 ms'
-        '  (min 10.0, max 30.0)  c10 25.0 req/s (1 non-200)']
+        'flat-1000                    candidates      7  median    20.00 ms'
+        '  p90 30.00 (min 10.00, max 30.0)  c10 25.0 req/s (1 non-200)']
 
 
 def test_several_servers_print_a_label_column_and_ratios():
@@ -183,9 +190,9 @@ def test_several_servers_print_a_label_column_and_ratios():
     up = _result('upstream', [40.0], [8], sent=10, elapsed=1.0)
     assert bench.report('flat', [ours, up], 10) == [
         'flat                         ours     candidates      7  median'
-        '     10.0 ms  (min 10.0, max 10.0, n 1)  c10 20.0 req/s',
+        '    10.00 ms  p90 10.00 (min 10.00, max 10.0, n 1)  c10 20.0 req/s',
         'flat                         upstream candidates      8  median'
-        '     40.0 ms  (min 40.0, max 40.0, n 1)  c10 10.0 req/s',
+        '    40.00 ms  p90 40.00 (min 40.00, max 40.0, n 1)  c10 10.0 req/s',
         'flat                         ours vs upstream: ours is 4.00x '
         'faster (median), 2.00x faster (c10 req/s)',
         'WARNING flat: servers return different numbers of candidates: '
@@ -239,3 +246,93 @@ def test_claim_between_claims_the_first_candidate_before_each_request():
     assert body['mappings'] == first['mappings']
     assert body['consumer_generation'] is None
     assert body['consumer_type'] == 'INSTANCE'
+
+
+# Server CPU per request, the perfload scenario, --side-by-side
+
+def test_server_cpu_per_request_is_read_around_each_whole_round():
+    log = []
+    ours = _FakeServer('ours', log, cpu=0.002)
+    up = _FakeServer('upstream', log, cpu=0.05)
+    results = [bench.Result(s.label, s) for s in (ours, up)]
+    for result in results:
+        bench.sequential_round(result, '/p', 4, 60)
+    assert [r.cpu_requests for r in results] == [4, 4]
+    assert results[0].cpu_ms() == pytest.approx(2.0)
+    assert results[1].cpu_ms() == pytest.approx(50.0)
+    lines = bench.report('q', results, 1)
+    assert 'cpu 2.00 ms/req' in lines[0]
+    assert '25.0x faster (server CPU per request)' in lines[2]
+
+
+def test_no_cpu_figure_for_a_round_that_failed_or_claimed_or_unread():
+    log = []
+    broken = _FakeServer('broken', log, [(200, _body(1), 0.01),
+                                         (None, 'refused', 0.0)], cpu=0.01)
+    result = bench.Result('broken', broken)
+    bench.sequential_round(result, '/p', 3, 60)
+    assert result.cpu_requests == 0 and result.cpu_ms() is None
+    unread = bench.Result('u', _FakeServer('u', log))
+    bench.sequential_round(unread, '/p', 2, 60)
+    assert unread.cpu_ms() is None and len(unread.times) == 2
+    claimer = _FakeServer('c', log, cpu=0.01)
+    claimer.client.write = lambda *a, **kw: None
+    claimed = bench.Result('c', claimer)
+    bench.sequential_round(claimed, '/p', 2, 60, claim=True)
+    assert claimed.cpu_ms() is None
+
+
+def test_perfload_asks_for_every_provider_up_to_the_limit(capsys):
+    log, paths = [], []
+    server = _FakeServer('ours', log)
+    get = server.client.get
+    server.client.get = lambda path, timeout=None: (
+        paths.append(path), get(path, timeout))[1]
+    bench.perfload([server], _args(providers=1000, rounds=1))
+    query = paths[0].split('?', 1)[1].split('&')
+    assert query[0] == 'resources=VCPU:1,DISK_GB:10,MEMORY_MB:256'
+    assert 'required=HW_CPU_X86_AVX2' in query and 'limit=1000' in query
+    assert 'member_of=%s' % bench.cloud_api.ident('perfload-agg') in query
+    assert 'perfload-1000 limit=1000' in capsys.readouterr().out
+
+
+def test_perfload_puts_every_provider_in_the_queried_aggregate(monkeypatch):
+    loaded = []
+    monkeypatch.setattr(bench, 'load_each', lambda servers, jobs, threads,
+                        name: loaded.extend(jobs))
+    bench.load_perfload([None], _args(providers=3, threads=1))
+    assert len(loaded) == 3
+    for [((name, inventories), extra)] in loaded:
+        assert set(inventories) == {'VCPU', 'MEMORY_MB', 'DISK_GB'}
+        assert 'HW_CPU_X86_AVX2' in extra['traits']
+        assert extra['aggregates'] == [bench.cloud_api.ident('perfload-agg')]
+
+
+@pytest.mark.parametrize('argv', [
+    ['--side-by-side', '--url', 'http://h:1'],
+    ['--side-by-side', '--no-load']])
+def test_side_by_side_refuses_servers_or_data_of_its_own(argv):
+    with pytest.raises(SystemExit):
+        bench.main(argv)
+
+
+def test_side_by_side_loads_ours_and_measures_both_with_pids(monkeypatch):
+    import contextlib
+    calls = []
+
+    @contextlib.contextmanager
+    def fake_side_by_side(timeout, prepare):
+        prepare('ours', 'http://o:1')
+        yield [bench.servers_kit.Served('ours', 'http://o:1', 11),
+               bench.servers_kit.Served('upstream', 'http://u:2', 22)]
+
+    monkeypatch.setattr(bench.servers_kit, 'side_by_side',
+                        fake_side_by_side)
+    monkeypatch.setitem(bench.SCENARIOS, 'perfload', (
+        lambda servers, args: calls.append(
+            ('load', [s.url for s in servers])),
+        lambda servers, args: calls.append(
+            ('measure', [(s.label, s.pid) for s in servers], args.rounds))))
+    bench.main(['--side-by-side', '--scenario', 'perfload'])
+    assert calls == [('load', ['http://o:1']),
+                     ('measure', [('ours', 11), ('upstream', 22)], 3)]

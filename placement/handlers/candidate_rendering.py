@@ -223,12 +223,25 @@ def encoded(result, version, requested):
     only the candidates are encoded per request (measured: as dicts
     encoded by orjson they cost less than pieced together from encoded
     fragments), unless the engine kept them, and the summaries, encoded
-    (``fragments``).
+    (``fragments``); a body made of those is kept with them
+    (``result.presented``) until one of their trees changes, so the
+    same query asked again with nothing changed costs no encoding.
     The body is joined once from its pieces: a few megabytes copied
     again and again cost page faults, not only copies.
     """
     if version < microversion.NESTED_CANDIDATES:
         return orjson.dumps(body(result, version, requested))
+    if result.presented is not None:
+        # The same answer as a request before (nothing changed in its
+        # trees since): its body too.
+        kept = result.presented.get(version)
+        if kept is None:
+            kept = result.presented[version] = _encoded(result, version)
+        return kept
+    return _encoded(result, version)
+
+
+def _encoded(result, version):
     if result.rendered is not None:
         # Kept encoded between requests (see fragments): the trees of
         # their anchors are the trees of the providers they place on.

@@ -129,6 +129,10 @@ class Result:
     #: With ``rendered``: the described summaries of the anchors' trees
     #: (``describe``), as ``summaries(anchors)`` would give them.
     described: typing.Optional[list] = None
+    #: With ``rendered``: a dict in which ``present`` may keep what it
+    #: made of them; it comes back (with the same ``rendered``) until
+    #: something in the answer's trees changes (``memo.Answer``).
+    presented: typing.Optional[dict] = None
 
     @property
     def count(self):
@@ -397,12 +401,13 @@ def _remembered(ctx, index, request, names, resolved, root_required,
             index, request, names, resolved, root_required, root_forbidden,
             (render, describe), changed, served, budget))
     store.keep(key, kept, index)
-    rendered, anchors = kept.take(cap)
-    if not rendered:
+    answer = kept.answer(cap)
+    if not answer.rendered:
         return EMPTY
     return Result([], index.uuid, index.class_names, functools.partial(
-        _summaries, index, False), rendered=rendered, anchors=anchors,
-        described=kept.described(anchors))
+        _summaries, index, False), rendered=answer.rendered,
+        anchors=answer.anchors, described=answer.described,
+        presented=answer.presented)
 
 
 def _rendered_by_anchor(index, request, names, resolved, root_required,

@@ -27,6 +27,14 @@ shared with the caller's own cache while the provider is unchanged).
 At most ``MAX_CANDIDATES`` are kept per process and database, over at
 most ``MAX_QUERIES`` queries (least recently used dropped first); a
 query with more candidates is not kept.
+
+The same query asked again with nothing changed in its trees (the
+common case between a scheduler's claims on a large cloud, and the
+whole of a benchmark's repeated query) gets the same ``Answer``: the
+candidates, anchors and summaries taken for its cap the last time,
+with what the caller made of them (``Answer.presented``, e.g. the
+encoded body: about the size of the kept values once more, one cap per
+query), until one of its trees changes.
 """
 
 import bisect
@@ -43,6 +51,22 @@ MAX_CANDIDATES = 100000
 MAX_TOO_LARGE = 64
 
 
+class Answer:
+    """What ``Kept.answer`` gives for one cap: ``rendered`` candidates
+    in anchor order, the ``anchors`` they come from, their trees'
+    ``described`` summaries in provider id order, and ``presented``,
+    a dict the caller may keep its own derived values in (e.g. a body
+    per microversion): the same Answer, with it, comes back for as long
+    as none of the kept trees changes."""
+
+    __slots__ = ('rendered', 'anchors', 'described', 'presented')
+
+    def __init__(self, rendered, anchors, described):
+        self.rendered, self.anchors = rendered, anchors
+        self.described = described
+        self.presented = {}
+
+
 class Kept:
     """One query's candidates: ``by_anchor`` {root: tuple of rendered
     candidates}, ``anchors`` their roots in id order, valid as of the
@@ -56,12 +80,15 @@ class Kept:
         self._described = {}
         self.anchors = []
         self.count = 0
+        #: (cap, Answer) of the last ``answer``, until ``replace``.
+        self._answer = None
 
     def replace(self, roots, by_anchor, described=None):
         """The candidates of the anchors ``roots`` are now ``by_anchor``
         (anchors without any are absent), and ``described`` {anchor:
         tuple of (provider, described summary)} those of their trees'
         providers, in provider id order."""
+        self._answer = None
         for root in roots:
             self._described.pop(root, None)
             old = self.by_anchor.pop(root, None)
@@ -75,6 +102,17 @@ class Kept:
             bisect.insort(self.anchors, root)
         if described:
             self._described.update(described)
+
+    def answer(self, cap):
+        """The Answer for ``cap`` (None: all candidates): the last one
+        while nothing was replaced since and the cap is the same."""
+        last = self._answer
+        if last is not None and last[0] == cap:
+            return last[1]
+        rendered, anchors = self.take(cap)
+        answer = Answer(rendered, anchors, self.described(anchors))
+        self._answer = (cap, answer)
+        return answer
 
     def take(self, cap):
         """(rendered candidates in anchor order, at most ``cap`` (None:

@@ -9,6 +9,7 @@ import uuid
 import orjson
 import pytest
 import sqlalchemy as sa
+import webob
 
 from placement.db import tables
 from placement.handlers import candidate_rendering as rendering
@@ -195,6 +196,38 @@ def test_only_changed_trees_are_searched_again(numa_app, monkeypatch):
     topo.allocate('cn2-numa0', 'VCPU', 1)
     assert len(_hosts(app, query)) == 6
     assert searched == [{topo.by_name['cn2'].id}]
+
+
+def test_a_body_is_encoded_once_until_its_trees_change(numa_app,
+                                                       monkeypatch):
+    topo, app, query = numa_app
+    encoded = []
+    real = rendering._encoded
+
+    def counting(result, version):
+        encoded.append(str(version))
+        return real(result, version)
+    monkeypatch.setattr(rendering, '_encoded', counting)
+
+    def body(version='1.39', extra=''):
+        req = webob.Request.blank(query + extra)
+        req.headers['x-auth-token'] = 'admin'
+        req.headers['openstack-api-version'] = 'placement ' + version
+        response = req.get_response(app)
+        assert response.status_int == 200
+        return response.body
+    first = body()
+    assert body() == first and encoded == ['1.39']
+    assert body('1.36') == first and encoded == ['1.39', '1.36']
+    assert body(extra='&limit=2') != first
+    assert encoded == ['1.39', '1.36', '1.39']
+    topo.allocate('cn2-numa0', 'VCPU', 1)
+    changed = body()
+    assert changed != first and len(encoded) == 4
+    numa = topo.by_name['cn2-numa0'].uuid
+    summaries = orjson.loads(changed)['provider_summaries']
+    assert summaries[numa]['resources']['VCPU']['used'] == 1
+    assert body() == changed and len(encoded) == 4
 
 
 def test_limits_cut_the_kept_candidates(numa_app):

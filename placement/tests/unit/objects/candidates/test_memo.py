@@ -49,6 +49,28 @@ def test_summaries_of_the_anchors_trees_come_in_provider_order():
     assert 9 not in kept._described
 
 
+def test_an_answer_comes_back_for_its_cap_until_a_replace():
+    kept = memo_module.Kept(1, 0)
+    kept.replace((), {2: ('a',), 5: ('b', 'c')},
+                 {2: ((2, 's2'),), 5: ((5, 's5'),)})
+    first = kept.answer(2)
+    assert (first.rendered, first.anchors, first.described) == (
+        ['a', 'b'], [2, 5], ['s2', 's5'])
+    first.presented['v'] = 'body'
+    assert kept.answer(2) is first
+    other = kept.answer(None)
+    assert other is not first and other.presented == {}
+    assert kept.answer(None) is other
+    kept.replace({7}, {})            # a tree without candidates changed
+    fresh = kept.answer(None)
+    assert fresh is not other and fresh.presented == {}
+    assert (fresh.rendered, fresh.described) == (['a', 'b', 'c'],
+                                                 ['s2', 's5'])
+    kept.replace({5}, {5: ('x',)}, {5: ((5, 'n5'),)})
+    assert kept.answer(None).rendered == ['a', 'x']
+    assert kept.answer(None).described == ['s2', 'n5']
+
+
 def test_changed_roots_are_reported_and_a_new_epoch_voids_all():
     memo, index = memo_module.Memo(), _Index()
     kept = memo_module.Kept(index.epoch, index.serial)

@@ -61,7 +61,7 @@ def list_allocation_candidates(req):
     ctx.can('placement:allocation_candidates:list')
     version = negotiation.version(req)
     conf = ctx.config.placement
-    request = parse_request(req, version, conf)
+    request = parsed_request(req, version, conf)
     options = ac_obj.Options(
         max_candidates=conf.max_allocation_candidates,
         randomize=conf.randomize_allocation_candidates,
@@ -77,6 +77,29 @@ def list_allocation_candidates(req):
             lambda result: rendering.encoded(result, version, requested)),
             rendering=rendering.fragments(version))
     return responses.json_response(req, body, last_modified=responses.now())
+
+
+#: Queries that parsed, by (query string, microversion, bounds): a
+#: scheduler asks the same few again and again, and parsing one costs
+#: more than finding its candidates when they are kept (``memo``).
+#: Requests are shared, never changed. Emptied when full.
+_PARSED = {}
+MAX_PARSED = 128
+
+
+def parsed_request(req, version, conf):
+    """``parse_request``, of a query string parsed before if it was,
+    under the same microversion and bounds: the same text gives the
+    same Request. One that fails is parsed (and fails) every time."""
+    key = (req.query_string, version, conf.max_request_groups,
+           conf.max_request_terms)
+    request = _PARSED.get(key)
+    if request is None:
+        request = parse_request(req, version, conf)
+        if len(_PARSED) >= MAX_PARSED:
+            _PARSED.clear()
+        _PARSED[key] = request
+    return request
 
 
 def parse_request(req, version, conf):

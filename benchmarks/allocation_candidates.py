@@ -74,8 +74,11 @@ than each other one, and a WARNING when servers (or one server's
 requests) return different numbers of candidates.
 
 Latency is the time from sending the request over a fresh connection to
-reading the last byte of the body; decoding the JSON (to count
-candidates) happens after the clock stops, since it is client work. The
+reading the last byte of the body, over a bare socket
+(``placement_http.RawClient``; ``--http-client``: http.client, whose
+own CPU, about a millisecond per large answer, counted in figures
+before 2026-12-07); decoding the JSON (to count candidates) happens
+after the clock stops, since it is client work. The
 concurrent clients read the whole body and check the status only.
 
 Provider and aggregate uuids are derived from their names, so
@@ -102,11 +105,33 @@ DEFAULT_URL = 'http://127.0.0.1:8000'
 
 class Server:
     """A server to measure; ``pid`` (its gunicorn master) when the
-    benchmark started it, so that its CPU can be read."""
+    benchmark started it, so that its CPU can be read. ``raw``: time
+    GETs with ``placement_http.RawClient`` (see ``get``)."""
 
-    def __init__(self, label, url, token, timeout, pid=None):
+    def __init__(self, label, url, token, timeout, pid=None, raw=True):
         self.label, self.url, self.pid = label, url, pid
+        self.token, self.timeout, self.raw = token, timeout, raw
         self.client = cloud_api.Client(url, token, timeout)
+
+    def get(self, path, timeout=None):
+        """(Response with the body as bytes, seconds from sending the
+        request over a fresh connection to reading the last byte).
+
+        Over a bare socket unless ``raw`` is false: http.client parses
+        the headers with the email package and reads the body through
+        buffered files, about a millisecond of the client's CPU per
+        answer, which is a large share of a fast server's figure and
+        would count as the server's latency."""
+        if not self.raw:
+            return self.client.get(path, timeout)
+        client = placement_http.RawClient(self.url, self.token,
+                                          timeout or self.timeout)
+        try:
+            start = time.perf_counter()
+            resp = client.fetch('GET', path)
+            return resp, time.perf_counter() - start
+        finally:
+            client.close()
 
     def cpu_seconds(self):
         """CPU seconds of the server's process tree so far, or None."""
@@ -136,7 +161,9 @@ class Result:
         self.failure, self.timed_out = failure, timed_out
 
     def no_answer(self, seconds, failure, timeout):
-        if failure and failure.split(':')[0] in ('TimeoutError', 'timeout'):
+        # RawClient's kernel timeouts end a receive with EAGAIN.
+        if failure and failure.split(':')[0] in (
+                'TimeoutError', 'timeout', 'BlockingIOError'):
             self.stop('no answer within %g s' % timeout, timed_out=timeout)
         else:
             self.stop('no answer after %.1f s (%s)' % (seconds, failure))
@@ -176,7 +203,7 @@ def sequential_round(result, path, requests, timeout, claim=False):
     for _ in range(requests):
         if claim and data is not None:
             claim_first(result.server.client, data)
-        resp, seconds = result.server.client.get(path, timeout)
+        resp, seconds = result.server.get(path, timeout)
         if resp.status is None:
             result.no_answer(seconds, resp.failure, timeout)
             break
@@ -207,11 +234,11 @@ def claim_first(client, answer):
 def concurrent_round(result, path, total, concurrency, timeout):
     """One round of ``total`` requests from ``concurrency`` clients; each
     reads the whole body and checks the status, without decoding."""
-    client = result.server.client
+    server = result.server
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
         statuses = list(pool.map(
-            lambda _: client.get(path, timeout)[0].status, range(total)))
+            lambda _: server.get(path, timeout)[0].status, range(total)))
     result.elapsed += time.perf_counter() - start
     result.sent += total
     result.bad += len([s for s in statuses if s != 200])
@@ -475,13 +502,15 @@ def side_by_side(args):
     names = args.scenario or DEFAULT_SCENARIOS
 
     def prepare(label, url):
-        server = Server(label, url, args.token, args.timeout)
+        server = Server(label, url, args.token, args.timeout,
+                        raw=not args.http_client)
         for name in names:
             SCENARIOS[name][0]([server], args)
 
     with servers_kit.side_by_side(timeout=args.timeout + 5,
                                   prepare=prepare) as started:
-        found = [Server(s.label, s.url, args.token, args.timeout, s.pid)
+        found = [Server(s.label, s.url, args.token, args.timeout, s.pid,
+                        raw=not args.http_client)
                  for s in started]
         print_servers(found, args)
         for name in names:
@@ -531,6 +560,9 @@ def main(argv=None):
                         'before each request, as a scheduler sends them')
     parser.add_argument('--no-load', action='store_true',
                         help='measure data loaded by an earlier run')
+    parser.add_argument('--http-client', action='store_true',
+                        help='time GETs with http.client, as before '
+                        '2026-12-07, instead of a bare socket')
     parser.add_argument('--side-by-side', action='store_true',
                         help='start ours and upstream (on the database '
                         'PLACEMENT_TEST_DB_URL names, else SQLite files) '
@@ -550,8 +582,8 @@ def main(argv=None):
     args.devices = [int(d) for d in args.devices.split(',')]
     if args.side_by_side:
         return side_by_side(args)
-    found = [Server(label, url, args.token, args.timeout)
-             for label, url in urls]
+    found = [Server(label, url, args.token, args.timeout,
+                    raw=not args.http_client) for label, url in urls]
     print_servers(found, args)
     run(found, args)
 

@@ -37,6 +37,9 @@ class _FakeServer:
         self.label, self.log, self.cpu = label, log, cpu
         self.client = _FakeClient(label, log, answers)
 
+    def get(self, path, timeout=None):
+        return self.client.get(path, timeout)
+
     def cpu_seconds(self):
         if self.cpu is None:
             return None
@@ -336,3 +339,53 @@ def test_side_by_side_loads_ours_and_measures_both_with_pids(monkeypatch):
     bench.main(['--side-by-side', '--scenario', 'perfload'])
     assert calls == [('load', ['http://o:1']),
                      ('measure', [('ours', 11), ('upstream', 22)], 3)]
+
+
+# Timed GETs over a bare socket
+
+@pytest.fixture
+def http_server():
+    """A local server answering every GET with a fixed JSON body, and a
+    listening socket that never answers."""
+    import http.server
+    import socket
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = _body(2)
+            self.send_response(200)
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+    server = http.server.HTTPServer(('127.0.0.1', 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    silent = socket.socket()
+    silent.bind(('127.0.0.1', 0))
+    silent.listen(1)
+    yield ('http://127.0.0.1:%d' % server.server_port,
+           'http://127.0.0.1:%d' % silent.getsockname()[1])
+    server.shutdown()
+    server.server_close()
+    silent.close()
+
+
+@pytest.mark.parametrize('raw', [True, False])
+def test_timed_gets_read_the_whole_body(http_server, raw):
+    server = bench.Server('a', http_server[0], 'admin', 5, raw=raw)
+    resp, seconds = server.get('/allocation_candidates?x=1')
+    assert resp.status == 200 and resp.body == _body(2)
+    assert 0 < seconds < 5
+
+
+@pytest.mark.parametrize('raw', [True, False])
+def test_a_raw_get_without_answer_counts_as_a_timeout(http_server, raw):
+    server = bench.Server('a', http_server[1], 'admin', 5, raw=raw)
+    result = bench.Result('a', server)
+    bench.sequential_round(result, '/p', 2, 0.2)
+    assert result.failure == 'no answer within 0.2 s'
+    assert result.timed_out == 0.2 and result.times == []

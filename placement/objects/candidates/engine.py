@@ -264,6 +264,15 @@ def memo_key(request, found, shape, index):
 
 
 def _search(ctx, index, request, options, rng, rendering=None):
+    if rendering is not None:
+        # What a memorable result depends on besides the request and
+        # the index.
+        again = (rendering[0], options.max_candidates,
+                 options.max_search_steps, options.randomize,
+                 options.breadth_first)
+        result = memo.of(ctx.db).repeated(request, again, index)
+        if result is not None:
+            return result
     found = resolve(ctx, index, request)
     if found is None:
         return EMPTY
@@ -272,9 +281,11 @@ def _search(ctx, index, request, options, rng, rendering=None):
     if rendering is not None and _memorable(index, request, options, names,
                                             resolved, cap):
         try:
-            return _remembered(ctx, index, request, names, resolved,
-                               root_required, root_forbidden, rendering, cap,
-                               search.Budget(options.max_search_steps))
+            result = _remembered(ctx, index, request, names, resolved,
+                                 root_required, root_forbidden, rendering,
+                                 cap, search.Budget(options.max_search_steps))
+            memo.of(ctx.db).remember(request, again, index, result)
+            return result
         except exception.CandidateSearchTooLarge:
             # Working out every candidate to keep them took too long;
             # the few wanted may still be found lazily.

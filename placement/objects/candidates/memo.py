@@ -34,7 +34,10 @@ whole of a benchmark's repeated query) gets the same ``Answer``: the
 candidates, anchors and summaries taken for its cap the last time,
 with what the caller made of them (``Answer.presented``, e.g. the
 encoded body: about the size of the kept values once more, one cap per
-query), until one of its trees changes.
+query), until one of its trees changes. And while nothing at all has
+changed in the index, the very same request object (callers keep
+parsed queries) gets the caller's last result without its names being
+looked up again (``Memo.repeated``).
 """
 
 import bisect
@@ -155,6 +158,8 @@ class Memo:
         ``MAX_CANDIDATES``, if given."""
         self._kept = collections.OrderedDict()
         self._too_large = collections.OrderedDict()
+        #: {id(request): (request, extra, (epoch, serial), result)}
+        self._results = {}
         self._max_queries = max_queries
         self._max_candidates = max_candidates
 
@@ -165,6 +170,25 @@ class Memo:
     @property
     def max_candidates(self):
         return self._max_candidates or MAX_CANDIDATES
+
+    def repeated(self, request, extra, index):
+        """The result ``remember`` kept for this very ``request`` object
+        with an equal ``extra`` (what else the result depends on), if
+        the index has not changed at all since (same epoch and serial);
+        else None."""
+        entry = self._results.get(id(request))
+        if (entry is not None and entry[0] is request and entry[1] == extra
+                and entry[2] == (index.epoch, index.serial)):
+            return entry[3]
+        return None
+
+    def remember(self, request, extra, index, result):
+        """Keep ``result`` for ``repeated`` (at most ``max_queries``
+        requests: all are dropped when full)."""
+        if len(self._results) >= self.max_queries:
+            self._results.clear()
+        self._results[id(request)] = (request, extra,
+                                      (index.epoch, index.serial), result)
 
     def too_large(self, key):
         return key in self._too_large

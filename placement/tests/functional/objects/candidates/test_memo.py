@@ -230,6 +230,46 @@ def test_a_body_is_encoded_once_until_its_trees_change(numa_app,
     assert body() == changed and len(encoded) == 4
 
 
+def test_the_same_request_is_not_resolved_again_until_a_change(
+        numa_app, monkeypatch):
+    topo, app, query = numa_app
+    request = ac.Request(groups=[
+        ac.RequestGroup(suffix='_C', resources={'VCPU': 1}),
+        ac.RequestGroup(suffix='_N', resources={'SRIOV_NET_VF': 1})],
+        same_subtree=[frozenset(['_C', '_N'])])
+    version = VERSIONS[-1]
+    resolved = []
+    real = ac.resolve
+
+    def counting(ctx, index, req):
+        resolved.append(req)
+        return real(ctx, index, req)
+    monkeypatch.setattr(ac, 'resolve', counting)
+
+    def find(req=request, options=ac.Options()):
+        return ac.find(topo.ctx, req, options, random,
+                       present=lambda result: rendering.encoded(
+                           result, version, set()),
+                       rendering=rendering.fragments(version))
+    first = find()
+    assert find() == first and len(resolved) == 1
+    # An equal request that is another object, other options: looked up.
+    assert find(ac.Request(**vars(request))) == first
+    assert find(options=ac.Options(max_candidates=2)) != first
+    assert len(resolved) == 3
+    # One result per request object: the last options' are kept.
+    assert find() == first and len(resolved) == 4
+    assert find() == first and len(resolved) == 4
+    topo.allocate('cn1-numa1', 'VCPU', 2)
+    changed = find()
+    assert len(resolved) == 5 and changed != first
+    fresh = ac.find(topo.ctx, request, ac.Options(), random,
+                    present=lambda result: rendering.encoded(
+                        result, version, set()))
+    assert changed == fresh and len(resolved) == 6   # fresh's own
+    assert find() == changed and len(resolved) == 6
+
+
 def test_limits_cut_the_kept_candidates(numa_app):
     topo, app, query = numa_app
     everything = _hosts(app, query)

@@ -113,3 +113,22 @@ def test_bounds_drop_the_least_recently_used(monkeypatch):
     assert list(memo._kept) == ['d']
     memo.keep('e', kept(6), index)  # too large to keep at all
     assert list(memo._kept) == ['d'] and memo.too_large('e')
+
+
+def test_a_result_is_repeated_for_the_same_request_and_index_state():
+    memo, index = memo_module.Memo(max_queries=2), _Index()
+    request, twin = ['q'], ['q']
+    memo.remember(request, 'x', index, 'result')
+    assert memo.repeated(request, 'x', index) == 'result'
+    assert memo.repeated(twin, 'x', index) is None      # another object
+    assert memo.repeated(request, 'y', index) is None   # other options
+    index.serial += 1
+    assert memo.repeated(request, 'x', index) is None
+    memo.remember(request, 'x', index, 'again')
+    assert memo.repeated(request, 'x', index) == 'again'
+    index.epoch += 1
+    assert memo.repeated(request, 'x', index) is None
+    others = [[i] for i in range(3)]
+    for other in others:
+        memo.remember(other, 'x', index, 'r')
+        assert len(memo._results) <= 2

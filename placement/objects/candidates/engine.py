@@ -284,7 +284,8 @@ def _search(ctx, index, request, options, rng, rendering=None):
             result = _remembered(ctx, index, request, names, resolved,
                                  root_required, root_forbidden, rendering,
                                  cap, search.Budget(options.max_search_steps))
-            memo.of(ctx.db).remember(request, again, index, result)
+            memo.of(ctx.db).remember(request, again, index, result,
+                                     result.count)
             return result
         except exception.CandidateSearchTooLarge:
             # Working out every candidate to keep them took too long;

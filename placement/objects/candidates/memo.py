@@ -37,7 +37,8 @@ encoded body: about the size of the kept values once more, one cap per
 query), until one of its trees changes. And while nothing at all has
 changed in the index, the very same request object (callers keep
 parsed queries) gets the caller's last result without its names being
-looked up again (``Memo.repeated``).
+looked up again (``Memo.repeated``; such results are bounded as the
+kept queries are, and mostly share their values).
 """
 
 import bisect
@@ -158,8 +159,10 @@ class Memo:
         ``MAX_CANDIDATES``, if given."""
         self._kept = collections.OrderedDict()
         self._too_large = collections.OrderedDict()
-        #: {id(request): (request, extra, (epoch, serial), result)}
+        #: {id(request): (request, extra, (epoch, serial), result)}, and
+        #: the candidates those results hold.
         self._results = {}
+        self._results_size = 0
         self._max_queries = max_queries
         self._max_candidates = max_candidates
 
@@ -182,13 +185,23 @@ class Memo:
             return entry[3]
         return None
 
-    def remember(self, request, extra, index, result):
-        """Keep ``result`` for ``repeated`` (at most ``max_queries``
-        requests: all are dropped when full)."""
-        if len(self._results) >= self.max_queries:
+    def remember(self, request, extra, index, result, size):
+        """Keep ``result``, which holds ``size`` candidates, for
+        ``repeated``: at most ``max_queries`` requests and
+        ``max_candidates`` candidates (all are dropped when full; a
+        result larger than that is not kept)."""
+        if size > self.max_candidates:
+            return
+        if (len(self._results) >= self.max_queries
+                or self._results_size + size > self.max_candidates):
             self._results.clear()
-        self._results[id(request)] = (request, extra,
-                                      (index.epoch, index.serial), result)
+            self._results_size = 0
+        old = self._results.pop(id(request), None)
+        if old is not None:
+            self._results_size -= old[4]
+        self._results[id(request)] = (
+            request, extra, (index.epoch, index.serial), result, size)
+        self._results_size += size
 
     def too_large(self, key):
         return key in self._too_large

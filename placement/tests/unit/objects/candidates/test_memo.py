@@ -118,17 +118,30 @@ def test_bounds_drop_the_least_recently_used(monkeypatch):
 def test_a_result_is_repeated_for_the_same_request_and_index_state():
     memo, index = memo_module.Memo(max_queries=2), _Index()
     request, twin = ['q'], ['q']
-    memo.remember(request, 'x', index, 'result')
+    memo.remember(request, 'x', index, 'result', 1)
     assert memo.repeated(request, 'x', index) == 'result'
     assert memo.repeated(twin, 'x', index) is None      # another object
     assert memo.repeated(request, 'y', index) is None   # other options
     index.serial += 1
     assert memo.repeated(request, 'x', index) is None
-    memo.remember(request, 'x', index, 'again')
+    memo.remember(request, 'x', index, 'again', 1)
     assert memo.repeated(request, 'x', index) == 'again'
     index.epoch += 1
     assert memo.repeated(request, 'x', index) is None
     others = [[i] for i in range(3)]
     for other in others:
-        memo.remember(other, 'x', index, 'r')
+        memo.remember(other, 'x', index, 'r', 1)
         assert len(memo._results) <= 2
+
+
+def test_repeated_results_hold_at_most_max_candidates():
+    memo, index = memo_module.Memo(max_candidates=10), _Index()
+    big, a, b = ['big'], ['a'], ['b']
+    memo.remember(big, 'x', index, 'r', 11)
+    assert memo.repeated(big, 'x', index) is None
+    memo.remember(a, 'x', index, 'ra', 6)
+    memo.remember(a, 'x', index, 'ra2', 6)     # replaces its own
+    assert memo.repeated(a, 'x', index) == 'ra2'
+    memo.remember(b, 'x', index, 'rb', 5)      # 6 + 5 > 10: a dropped
+    assert memo.repeated(a, 'x', index) is None
+    assert memo.repeated(b, 'x', index) == 'rb'

@@ -64,14 +64,17 @@ wide
     ``--timeout`` (default 300 s). A server without an answer in time is
     not asked again, neither in later rounds nor for more devices.
 
-Each measurement prints, per server, the median and p90 over all
-rounds of ``--requests`` sequential requests per round (and the
-server's CPU per request when the benchmark started it), and the
-throughput of the same request from ``--concurrency`` clients
-(requests and elapsed time summed over the rounds). With several
-servers it then prints how much faster or slower the first server is
-than each other one, and a WARNING when servers (or one server's
-requests) return different numbers of candidates.
+Each measurement but wide first sends ``--warm-up`` untimed requests
+(default 10) to each server: a worker's first candidates request
+loads what later ones reuse (our provider index), which would
+otherwise count in the CPU per request. Each measurement prints, per
+server, the median and p90 over all rounds of ``--requests``
+sequential requests per round (and the server's CPU per request when
+the benchmark started it), and the throughput of the same request from
+``--concurrency`` clients (requests and elapsed time summed over the
+rounds). With several servers it then prints how much faster or slower
+the first server is than each other one, and a WARNING when servers
+(or one server's requests) return different numbers of candidates.
 
 Latency is the time from sending the request over a fresh connection to
 reading the last byte of the body, over a bare socket
@@ -329,9 +332,22 @@ def report(name, results, concurrency):
     return lines + count_warnings(name, results)
 
 
+def warm_up(results, path, count, timeout):
+    """``count`` untimed requests to each server, which load what a
+    server loads on first use (our provider index, in each worker)
+    outside the figures; a server that fails them is left out."""
+    for result in results:
+        if result.active and count:
+            scratch = Result(result.label, result.server)
+            sequential_round(scratch, path, count, timeout)
+            if not scratch.active:
+                result.stop(scratch.failure, scratch.timed_out)
+
+
 def measure(servers, name, query, args, requests=None, concurrency=None,
-            timeout=None, skip=None, claim=False):
-    """Time one query on every server in interleaved rounds; print and
+            timeout=None, skip=None, claim=False, warm=True):
+    """Time one query on every server in interleaved rounds, after
+    ``--warm-up`` untimed requests each (unless not ``warm``); print and
     return the Results. ``skip``: {label: why} servers not to ask;
     ``claim``: a claim before each sequential request (no concurrent
     clients)."""
@@ -343,6 +359,8 @@ def measure(servers, name, query, args, requests=None, concurrency=None,
     for result in results:
         if skip and result.label in skip:
             result.stop(skip[result.label])
+    if warm:
+        warm_up(results, path, args.warm_up, timeout)
     interleave(results, args.rounds,
                lambda r: sequential_round(r, path, requests, timeout,
                                           claim))
@@ -472,7 +490,7 @@ def wide(servers, args):
         query += '&group_policy=isolate&limit=1000'
         results = measure(servers, 'wide-%d isolate limit=1000' % d, query,
                           args, requests=1, concurrency=1,
-                          timeout=args.timeout, skip=skip)
+                          timeout=args.timeout, skip=skip, warm=False)
         for result in results:
             if result.timed_out:
                 # More devices only make it harder: do not wait again.
@@ -546,6 +564,9 @@ def main(argv=None):
                         help='wide: comma-separated device counts')
     parser.add_argument('--requests', type=int, default=20,
                         help='sequential requests per server per round')
+    parser.add_argument('--warm-up', type=int, default=10,
+                        help='untimed requests to each server before a '
+                        'measurement (not for wide)')
     parser.add_argument('--rounds', type=int,
                         help='interleaved rounds per measurement (default '
                         '3 with several --url, 1 with one)')

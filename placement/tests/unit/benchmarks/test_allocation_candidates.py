@@ -48,7 +48,7 @@ class _FakeServer:
 
 def _args(**kw):
     values = dict(rounds=3, requests=2, concurrency=1, timeout=60.0,
-                  no_load=True, devices=[8, 21])
+                  no_load=True, devices=[8, 21], warm_up=0)
     values.update(kw)
     return argparse.Namespace(**values)
 
@@ -389,3 +389,22 @@ def test_a_raw_get_without_answer_counts_as_a_timeout(http_server, raw):
     bench.sequential_round(result, '/p', 2, 0.2)
     assert result.failure == 'no answer within 0.2 s'
     assert result.timed_out == 0.2 and result.times == []
+
+
+def test_warm_up_requests_come_first_and_are_not_timed(capsys):
+    log = []
+    ours = _FakeServer('ours', log, cpu=0.001)
+    up = _FakeServer('upstream', log, [
+        (200, _body(3), 0.01), (None, 'TimeoutError: timed out', 60)])
+    results = bench.measure([ours, up], 'q', 'a=b', _args(warm_up=2))
+    assert log[:4] == ['ours', 'ours', 'upstream', 'upstream']
+    assert log[4:] == ['ours'] * 6
+    assert len(results[0].times) == 6 and results[0].cpu_requests == 6
+    assert results[1].failure == 'no answer within 60 s'
+    assert results[1].times == []
+
+
+def test_wide_is_not_warmed_up(capsys):
+    log = []
+    bench.wide([_FakeServer('ours', log)], _args(warm_up=5, rounds=1))
+    assert log == ['ours', 'ours']     # one request per device count

@@ -1,0 +1,40 @@
+"""benchmarks.idle_wakeups: its options, lines and the hello app."""
+
+import argparse
+
+import pytest
+
+from benchmarks import idle_wakeups
+from benchmarks.toolkit import hello_app
+
+
+def test_a_variant_is_a_label_and_gunicorn_options():
+    assert idle_wakeups.parse_variant('rp=--reuse-port --backlog 64') == (
+        'rp', ['--reuse-port', '--backlog', '64'])
+    assert idle_wakeups.parse_variant('plain=') == ('plain', [])
+    for text in ('--reuse-port', '=--reuse-port'):
+        with pytest.raises(argparse.ArgumentTypeError):
+            idle_wakeups.parse_variant(text)
+
+
+def test_the_line_gives_the_median_and_spread_of_the_rounds():
+    line = idle_wakeups.summary('ours', '/', 20.0,
+                                [(0.5, 2.0), (0.7, 3.0), (0.6, 2.5)])
+    assert 'gap    20 ms  0.600 ms CPU/req (0.500-0.700)  2.50 ' \
+           'switches/req' in line
+    assert line.startswith('ours ')
+
+
+def test_each_request_closes_its_connection():
+    data = idle_wakeups.request_bytes('/resource_providers')
+    assert data.startswith(b'GET /resource_providers HTTP/1.1\r\n')
+    assert b'Connection: close\r\n' in data and data.endswith(b'\r\n\r\n')
+
+
+def test_the_hello_application_answers_json():
+    started = []
+    body = b''.join(hello_app.application(
+        {}, lambda status, headers: started.append((status, headers))))
+    assert started == [('200 OK', [('Content-Type', 'application/json'),
+                                   ('Content-Length', str(len(body)))])]
+    assert body == b'{"ok": true}'

@@ -7,6 +7,8 @@ package measure, this package serves them:
     files a benchmark fills between starts (``on_sqlite_files``);
 ``labels``
     how reports name the servers: ours, upstream, or ``--url LABEL=``;
+``hello_app``
+    the smallest WSGI application, for what gunicorn alone costs;
 ``inprocess``
     the application in this process, built as gunicorn's worker builds it,
     and a request through it as a WSGI server passes one;

@@ -1,11 +1,10 @@
-"""benchmarks.idle_wakeups: its options, lines and the hello app."""
+"""benchmarks.idle_wakeups: its options and report lines."""
 
 import argparse
 
 import pytest
 
 from benchmarks import idle_wakeups
-from benchmarks.toolkit import hello_app
 
 
 def test_a_variant_is_a_label_and_gunicorn_options():
@@ -30,11 +29,3 @@ def test_each_request_closes_its_connection():
     assert data.startswith(b'GET /resource_providers HTTP/1.1\r\n')
     assert b'Connection: close\r\n' in data and data.endswith(b'\r\n\r\n')
 
-
-def test_the_hello_application_answers_json():
-    started = []
-    body = b''.join(hello_app.application(
-        {}, lambda status, headers: started.append((status, headers))))
-    assert started == [('200 OK', [('Content-Type', 'application/json'),
-                                   ('Content-Length', str(len(body)))])]
-    assert body == b'{"ok": true}'

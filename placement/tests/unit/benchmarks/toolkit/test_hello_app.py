@@ -1,0 +1,12 @@
+"""The hello application: gunicorn's own cost, without ours."""
+
+from benchmarks.toolkit import hello_app
+
+
+def test_the_hello_application_answers_json():
+    started = []
+    body = b''.join(hello_app.application(
+        {}, lambda status, headers: started.append((status, headers))))
+    assert started == [('200 OK', [('Content-Type', 'application/json'),
+                                   ('Content-Length', str(len(body)))])]
+    assert body == b'{"ok": true}'

@@ -168,8 +168,10 @@ def main(argv=None):
         targets = []     # (label, url, pid, [paths])
         upstream = []
         if args.upstream:
+            # It gives both gunicorns its own --timeout.
             upstream = stack.enter_context(servers.side_by_side(
-                args.workers, gunicorn_args=base))
+                args.workers, timeout=300,
+                gunicorn_args=args.gunicorn_args))
         for suffix, options in variants:
             def name(kind):
                 return kind + ('-' + suffix if suffix else '')

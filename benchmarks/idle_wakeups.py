@@ -100,14 +100,6 @@ def cost(address, pid, path, requests, gap):
             (switches(pid) - switched) / requests)
 
 
-def parse_variant(text):
-    label, sep, options = text.partition('=')
-    if not sep or not label:
-        raise argparse.ArgumentTypeError(
-            'expected LABEL=GUNICORN OPTIONS, got %r' % text)
-    return label, shlex.split(options)
-
-
 def summary(label, path, gap, results):
     """One report line: the median of the rounds and their spread."""
     cpu = [c for c, _s in results]
@@ -153,8 +145,8 @@ def main(argv=None):
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--gunicorn-args', type=shlex.split, default=[],
                         metavar='"ARGS"', help='for every server')
-    parser.add_argument('--variant', type=parse_variant, action='append',
-                        default=[], metavar='LABEL=OPTIONS',
+    parser.add_argument('--variant', type=labels.gunicorn_options,
+                        action='append', default=[], metavar='LABEL=OPTIONS',
                         help='also each server with these options')
     parser.add_argument('--upstream', action='store_true',
                         help='also upstream Placement 16.0.0')

@@ -27,23 +27,17 @@ import subprocess
 import sys
 import tempfile
 
+from benchmarks.toolkit import labels
 from benchmarks.toolkit import servers
 from placement.tests import gunicorn_server
-
-
-def parse_worker(text):
-    label, sep, options = text.partition('=')
-    if not sep or not label:
-        raise argparse.ArgumentTypeError(
-            'expected LABEL=GUNICORN OPTIONS, got %r' % text)
-    return label, shlex.split(options)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('--worker', type=parse_worker, action='append',
+    parser.add_argument('--worker', type=labels.gunicorn_options,
+                        action='append',
                         required=True, metavar='LABEL=OPTIONS')
     parser.add_argument('--workers', type=int, default=2,
                         help='gunicorn processes per worker class')

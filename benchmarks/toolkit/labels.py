@@ -5,7 +5,9 @@ A benchmark that starts the servers itself names them ``OURS`` and
 label, or by its host:port.
 """
 
+import argparse
 import re
+import shlex
 import urllib.parse
 
 OURS = 'ours'
@@ -35,3 +37,13 @@ def label_urls(values):
         raise ValueError('--url labels must differ (name them, e.g. '
                          '--url ours=URL): %s' % ', '.join(twice))
     return pairs
+
+
+def gunicorn_options(text):
+    """``LABEL=GUNICORN OPTIONS`` (an argparse type) -> (LABEL, [option,
+    ...]): a server started with more gunicorn options, by its name."""
+    label, sep, options = text.partition('=')
+    if not sep or not label:
+        raise argparse.ArgumentTypeError(
+            'expected LABEL=GUNICORN OPTIONS, got %r' % text)
+    return label, shlex.split(options)

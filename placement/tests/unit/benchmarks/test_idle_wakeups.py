@@ -1,19 +1,6 @@
 """benchmarks.idle_wakeups: its options and report lines."""
 
-import argparse
-
-import pytest
-
 from benchmarks import idle_wakeups
-
-
-def test_a_variant_is_a_label_and_gunicorn_options():
-    assert idle_wakeups.parse_variant('rp=--reuse-port --backlog 64') == (
-        'rp', ['--reuse-port', '--backlog', '64'])
-    assert idle_wakeups.parse_variant('plain=') == ('plain', [])
-    for text in ('--reuse-port', '=--reuse-port'):
-        with pytest.raises(argparse.ArgumentTypeError):
-            idle_wakeups.parse_variant(text)
 
 
 def test_the_line_gives_the_median_and_spread_of_the_rounds():

@@ -1,4 +1,7 @@
-"""Labels of the servers a benchmark is given with --url."""
+"""Labels of the servers a benchmark is given with --url, or starts
+with more gunicorn options."""
+
+import argparse
 
 import pytest
 
@@ -35,3 +38,12 @@ def test_unlabelled_urls_are_labelled_by_host_and_port_in_order():
 def test_labels_must_differ(values):
     with pytest.raises(ValueError, match='labels must differ'):
         labels.label_urls(values)
+
+
+def test_a_label_with_gunicorn_options():
+    assert labels.gunicorn_options('rp=--reuse-port --backlog 64') == (
+        'rp', ['--reuse-port', '--backlog', '64'])
+    assert labels.gunicorn_options('plain=') == ('plain', [])
+    for text in ('--reuse-port', '=--reuse-port'):
+        with pytest.raises(argparse.ArgumentTypeError):
+            labels.gunicorn_options(text)

@@ -106,8 +106,15 @@ time goes.
 
 On a database server (``benchmarks/toolkit/db_server.py``) each step
 also reads the statements the server ran for the measured server's
-database, and the run reports each database's size after loading and
-after the steps and the workers' RSS/PSS. Then ``--per-kind N`` sends
+database, and the run reports each database's size after loading,
+after each step and after the run (by table, with PostgreSQL's dead
+rows), and the workers' RSS/PSS. Sizes compare honestly only after the
+same work: ours often sustains many times upstream's rate, so serves
+many times its writes, and a database keeps a trace of its writes
+(dead rows, freed pages, our change log). So the closing table also
+gives each size after the last step that every server ran alike and
+sustained (the same requests served), and without the change log.
+Then ``--per-kind N`` sends
 each kind of request alone, N times, to each server: its median time,
 service and database CPU and statements per request. A closing table puts the
 servers side by side with ratios.
@@ -223,6 +230,10 @@ def claim_body(allocations, project, generation, consumer_type='INSTANCE'):
             'consumer_type': consumer_type}
 
 
+#: The methods of requests that write.
+WRITE_METHODS = ('PUT', 'POST', 'DELETE')
+
+
 class Recorder:
     """Per-endpoint latencies and statuses of one step (one thread)."""
 
@@ -266,6 +277,14 @@ class Recorder:
 
     def conflicts(self):
         return self.count(lambda s: s == 409)
+
+    def writes(self):
+        """Write requests answered 2xx: the work that leaves rows (and
+        dead rows, and change log rows) behind."""
+        return sum(n for endpoint, counter in self.statuses.items()
+                   if endpoint.split()[0] in WRITE_METHODS
+                   for status, n in counter.items()
+                   if status is not None and 200 <= status < 300)
 
     def unexpected(self):
         """4xx other than 409 (and 404 of a deleted consumer)."""
@@ -315,6 +334,8 @@ class Cloud:
         #: The DatabaseServer, and the name of this server's database.
         self.db, self.database = None, database
         self.sizes = {}              # when -> {table: bytes}
+        self.writes = 0              # write requests answered 2xx
+        self.writes_at = {}          # when -> writes by then
         self.kinds = {}              # --per-kind: kind -> KindResult
 
     # -- requests ---------------------------------------------------------
@@ -1027,10 +1048,11 @@ def report(clouds, args):
             if any(values):
                 row('    %s' % kind, values, fmt='%.2f')
         row('  client CPU share', [r.client_share for r in steps], None)
-    for when in ('loaded', 'after the run'):
-        sizes = [c.sizes.get(when) for c in clouds]
-        row('database MB, %s' % when,
-            [sum(s.values()) / 1e6 if s else None for s in sizes])
+    for what, values in size_rows(clouds):
+        if what.endswith('by then'):
+            row(what, values, None, '%d')
+        else:
+            row(what, values)
     memory = [(best(c) or (c.steps[-1] if c.steps else None))
               for c in clouds]
     memory = [m.memory if m else None for m in memory]
@@ -1280,6 +1302,7 @@ def warm_up(cloud, args):
     result = run_step(cloud, args.factors[0], args,
                       random.Random('%s-warm-up' % args.seed),
                       duration=args.warm_up)
+    cloud.writes += result.recorder.writes()
     print('warm-up ' + step_line(result, len(cloud.label)), flush=True)
 
 
@@ -1335,6 +1358,8 @@ def measure(targets, args, db=None, loaded=None, databases=None):
                               random.Random('%s-%s' % (args.seed, factor)))
             print(step_line(result, width), flush=True)
             cloud.steps.append(result)
+            cloud.writes += result.recorder.writes()
+            record_size(cloud, step_when(factor))
             why = result.why_not()
             plans[cloud.label].record(factor, why is None)
             for endpoint, status, text in result.recorder.samples:
@@ -1348,6 +1373,10 @@ def measure(targets, args, db=None, loaded=None, databases=None):
                 cloud.sustained.append(result)
     for cloud in clouds:
         record_size(cloud, 'after the run')
+        if cloud.db is not None and cloud.database is not None:
+            print('%s database after the run, by table:' % cloud.label)
+            for line in cloud.db.relation_lines(cloud.database):
+                print('  ' + line, flush=True)
     if args.per_kind > 0:
         for cloud in clouds:
             cloud.kinds = probe(cloud, args.per_kind,
@@ -1360,11 +1389,59 @@ def measure(targets, args, db=None, loaded=None, databases=None):
 
 
 def record_size(cloud, when):
+    cloud.writes_at[when] = cloud.writes
     if cloud.db is not None and cloud.database is not None:
         cloud.sizes[when] = cloud.db.table_sizes(cloud.database)
-        print('%s database %s: %s' % (
-            cloud.label, when, db_server.size_text(cloud.sizes[when])),
-            flush=True)
+        print('%s database %s (%d writes): %s' % (
+            cloud.label, when, cloud.writes,
+            db_server.size_text(cloud.sizes[when])), flush=True)
+
+
+def step_when(factor):
+    """The ``Cloud.sizes`` key of the size after the step at ``factor``."""
+    return 'after x%g' % factor
+
+
+def same_work(clouds):
+    """The factor of the last step up to which every server ran the same
+    steps and sustained them all (so served the same requests, writes
+    included), or None."""
+    last = None
+    for steps in zip(*(c.steps for c in clouds)):
+        factors = {r.factor for r in steps}
+        if len(factors) > 1 or any(r.why_not() for r in steps):
+            break
+        last = steps[0].factor
+    return last
+
+
+#: The table only ours has (``placement.db.changes``).
+CHANGE_LOG = 'provider_change_log'
+
+
+def size_rows(clouds):
+    """(label, [MB per cloud]) rows of the database sizes: loaded, after
+    the same work (``same_work``) and after the run, each also without
+    the change log, and the writes served by then."""
+    rows = []
+    same = same_work(clouds)
+    moments = [('loaded', 'loaded')]
+    if same is not None:
+        moments.append(('after the same steps (to x%g)' % same,
+                        step_when(same)))
+    moments.append(('after the run', 'after the run'))
+    for what, when in moments:
+        sizes = [c.sizes.get(when) for c in clouds]
+        if not any(sizes):
+            continue
+        rows.append(('database MB, %s' % what,
+                     [sum(s.values()) / 1e6 if s else None for s in sizes]))
+        rows.append(('  without the change log',
+                     [(sum(s.values()) - s.get(CHANGE_LOG, 0)) / 1e6
+                      if s else None for s in sizes]))
+        rows.append(('  writes served by then',
+                     [c.writes_at.get(when) for c in clouds]))
+    return rows
 
 
 if __name__ == '__main__':

@@ -186,6 +186,54 @@ class DatabaseServer:
             engine.dispose()
 
 
+    def relation_lines(self, database):
+        """Lines describing every table of ``database``: its rows, its
+        indexes and, on PostgreSQL, its live and dead rows (what a
+        size is made of; PostgreSQL keeps the pages of deleted rows,
+        reusable after VACUUM; InnoDB's ``data_free`` is room inside
+        the table's pages)."""
+        url = self.urls[0].set(database=database)
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as conn:
+                if self.backend == 'postgresql':
+                    rows = conn.execute(sa.text(_PG_RELATIONS)).all()
+                    head = 'table: MB rows+toast / indexes; live, dead rows'
+                    return [head] + [
+                        '  %-30s %6.2f / %5.2f; %d live, %d dead (%s)' % (
+                            name, table / 1e6, indexes / 1e6, live, dead,
+                            ', '.join('%s %.2f' % (index, int(size) / 1e6)
+                                      for index, size in each or ()))
+                        for name, table, indexes, live, dead, each in rows]
+                rows = conn.execute(sa.text(
+                    'SELECT table_name, data_length, index_length, '
+                    'data_free, table_rows FROM information_schema.tables '
+                    'WHERE table_schema = :db ORDER BY data_length '
+                    '+ index_length DESC'), {'db': database}).all()
+                head = 'table: MB rows / indexes / free; rows (estimate)'
+                return [head] + [
+                    '  %-30s %6.2f / %5.2f / %5.2f; %d' % (
+                        name, (data or 0) / 1e6, (index or 0) / 1e6,
+                        (free or 0) / 1e6, count or 0)
+                    for name, data, index, free, count in rows]
+        finally:
+            engine.dispose()
+
+
+_PG_RELATIONS = """
+SELECT c.relname, pg_table_size(c.oid), pg_indexes_size(c.oid),
+       coalesce(s.n_live_tup, 0), coalesce(s.n_dead_tup, 0),
+       (SELECT array_agg(ARRAY[i.relname, pg_relation_size(i.oid)::text]
+                         ORDER BY i.relname)
+        FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+        WHERE x.indrelid = c.oid)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+WHERE n.nspname = 'public' AND c.relkind = 'r'
+ORDER BY pg_total_relation_size(c.oid) DESC
+"""
+
+
 def database_name(url):
     """The database a service's URL names."""
     return sa.engine.make_url(url).database

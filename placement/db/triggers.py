@@ -1,8 +1,18 @@
 """The triggers that write the provider change log (``db/changes.py``).
 
-Kept apart from the table definitions: the migration that adds the log
-and the test schema (``migration.create_schema_for_tests``) create them
-explicitly, and the reading side never needs them.
+Kept apart from the table definitions: the migrations that add and
+change them and the test schema (``migration.create_schema_for_tests``)
+create them explicitly, and the reading side never needs them.
+
+SQLite and MySQL/MariaDB have row triggers only: one log row per changed
+row. PostgreSQL logs the provider tables' changes with statement
+triggers reading the statement's transition tables (``REFERENCING NEW
+TABLE``): one log row per distinct provider a statement changed, so an
+allocation write inserting three rows on one provider logs it once (see
+api-ref/design.rst, 'How workers learn about changes'). The
+``statement_level=False`` form is the one revision 8c49c564818b created
+(one row trigger per table), which the migration that replaced it
+restores on downgrade.
 """
 
 import collections
@@ -61,29 +71,114 @@ def _pg_function(column):
                                  else 'provider_' + column)
 
 
-def trigger_ddl(dialect):
-    """The statements that create the triggers on ``dialect``."""
+#: The transition tables of the PostgreSQL statement triggers.
+_OLD_ROWS, _NEW_ROWS = 'placement_old_rows', 'placement_new_rows'
+
+
+def _pg_statement_function(column, event):
+    return 'placement_log_%s_%s' % (column, event)
+
+
+#: The transaction's setting listing the providers it logged already
+#: (``SET LOCAL``: it ends, or rolls back to a savepoint, with the rows).
+LOGGED_SETTING = 'placement.logged_providers'
+#: Providers a transaction remembers at most; it logs the others again.
+REMEMBERED = 64
+
+
+def _pg_distinct_providers(column, event):
+    """The query of the distinct providers a statement's ``event``
+    changed, from its transition tables."""
+    if event == 'update' and column != 'id':
+        # A row moved to another provider changed both.
+        return 'SELECT %s FROM %s UNION SELECT %s FROM %s' % (
+            column, _OLD_ROWS, column, _NEW_ROWS)
+    return 'SELECT DISTINCT %s FROM %s' % (
+        column, _OLD_ROWS if event == 'delete' else _NEW_ROWS)
+
+
+def _pg_statement_body(column, event):
+    """Log the providers the statement changed that the transaction has
+    not logged yet, and remember them (up to ``REMEMBERED``)."""
+    return (
+        "DECLARE logged int[] := coalesce(nullif(current_setting('%(name)s',"
+        " true), ''), '{}')::int[]; fresh int[]; "
+        "BEGIN SELECT array_agg(p) INTO fresh FROM (%(query)s) AS s (p) "
+        "WHERE p <> ALL (logged); "
+        "IF fresh IS NOT NULL THEN "
+        "INSERT INTO provider_change_log (resource_provider_id) "
+        "SELECT unnest(fresh); "
+        "IF cardinality(logged) < %(most)d THEN "
+        "PERFORM set_config('%(name)s', (logged || fresh)::text, true); "
+        "END IF; END IF; RETURN NULL; END" % {
+            'name': LOGGED_SETTING, 'most': REMEMBERED,
+            'query': _pg_distinct_providers(column, event)})
+
+
+def _pg_statement_triggers():
+    """The statement triggers of the provider tables on PostgreSQL."""
+    columns = sorted({column for column in TRIGGERED.values() if column})
+    statements = [
+        'CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS '
+        '$body$ %s $body$'
+        % (_pg_statement_function(column, event),
+           _pg_statement_body(column, event))
+        for column in columns for event in _EVENTS]
+    for table, column in TRIGGERED.items():
+        if column is None:
+            continue
+        for event in _EVENTS:
+            tables = {'insert': ['NEW TABLE AS ' + _NEW_ROWS],
+                      'delete': ['OLD TABLE AS ' + _OLD_ROWS],
+                      'update': ['OLD TABLE AS ' + _OLD_ROWS,
+                                 'NEW TABLE AS ' + _NEW_ROWS]}[event]
+            statements.append(
+                'CREATE TRIGGER %s AFTER %s ON %s REFERENCING %s '
+                'FOR EACH STATEMENT EXECUTE FUNCTION %s()' % (
+                    _trigger_name(table, event), event.upper(), table,
+                    ' '.join(tables), _pg_statement_function(column, event)))
+    return statements
+
+
+def _pg_row_triggers(statement_level):
+    """The row triggers on PostgreSQL: of every table, or only of those
+    logging every provider when the others have statement triggers."""
     statements = []
+    for column in sorted(set(TRIGGERED.values()), key=str):
+        if statement_level and column is not None:
+            continue
+        body = []
+        for event in _EVENTS:
+            if column is None and event == 'insert':
+                continue
+            body.append("IF TG_OP = '%s' THEN %s; END IF;" % (
+                event.upper(), _insert(_logged_values(column, event))))
+        statements.append(
+            'CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS '
+            '$body$ BEGIN %s RETURN NULL; END $body$'
+            % (_pg_function(column), ' '.join(body)))
+    for table, column in TRIGGERED.items():
+        if statement_level and column is not None:
+            continue
+        events = ' OR '.join(e.upper() for e in _EVENTS
+                             if column is not None or e != 'insert')
+        statements.append(
+            'CREATE TRIGGER placement_log_changes AFTER %s ON %s '
+            'FOR EACH ROW EXECUTE FUNCTION %s()'
+            % (events, table, _pg_function(column)))
+    return statements
+
+
+def trigger_ddl(dialect, statement_level=True):
+    """The statements that create the triggers on ``dialect``
+    (``statement_level``: statement triggers for the provider tables,
+    on PostgreSQL)."""
     if dialect == 'postgresql':
-        for column in sorted(set(TRIGGERED.values()), key=str):
-            body = []
-            for event in _EVENTS:
-                if column is None and event == 'insert':
-                    continue
-                body.append("IF TG_OP = '%s' THEN %s; END IF;" % (
-                    event.upper(), _insert(_logged_values(column, event))))
-            statements.append(
-                'CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS '
-                '$body$ BEGIN %s RETURN NULL; END $body$'
-                % (_pg_function(column), ' '.join(body)))
-        for table, column in TRIGGERED.items():
-            events = ' OR '.join(e.upper() for e in _EVENTS
-                                 if column is not None or e != 'insert')
-            statements.append(
-                'CREATE TRIGGER placement_log_changes AFTER %s ON %s '
-                'FOR EACH ROW EXECUTE FUNCTION %s()'
-                % (events, table, _pg_function(column)))
+        statements = _pg_row_triggers(statement_level)
+        if statement_level:
+            statements += _pg_statement_triggers()
         return statements
+    statements = []
     for table, column, event in _triggers():
         insert = _insert(_logged_values(column, event))
         if dialect == 'sqlite':
@@ -102,19 +197,28 @@ def trigger_ddl(dialect):
 
 
 def drop_trigger_ddl(dialect):
-    """The statements that remove what ``trigger_ddl`` created."""
+    """The statements that remove what ``trigger_ddl`` created, in
+    either form."""
     if dialect == 'postgresql':
         statements = ['DROP TRIGGER IF EXISTS placement_log_changes ON %s'
                       % table for table in TRIGGERED]
+        statements += ['DROP TRIGGER IF EXISTS %s ON %s'
+                       % (_trigger_name(table, event), table)
+                       for table, column, event in _triggers() if column]
         statements += ['DROP FUNCTION IF EXISTS %s()' % _pg_function(column)
                        for column in sorted(set(TRIGGERED.values()), key=str)]
+        statements += [
+            'DROP FUNCTION IF EXISTS %s()'
+            % _pg_statement_function(column, event)
+            for column in sorted({c for c in TRIGGERED.values() if c})
+            for event in _EVENTS]
         return statements
     return ['DROP TRIGGER IF EXISTS %s' % _trigger_name(table, event)
             for table, _column, event in _triggers()]
 
 
-def create_triggers(conn):
-    for statement in trigger_ddl(conn.dialect.name):
+def create_triggers(conn, statement_level=True):
+    for statement in trigger_ddl(conn.dialect.name, statement_level):
         conn.exec_driver_sql(statement)
 
 

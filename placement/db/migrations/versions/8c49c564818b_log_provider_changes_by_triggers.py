@@ -22,8 +22,9 @@ down_revision = 'dabfd9010ed6'
 branch_labels = None
 depends_on = None
 
-# The trigger statements as this revision creates them. Later revisions
-# that change the triggers must drop and recreate them themselves.
+# The trigger statements as this revision creates them (row triggers
+# everywhere). Later revisions that change the triggers must drop and
+# recreate them themselves.
 from placement.db import triggers  # noqa: E402
 
 
@@ -35,7 +36,7 @@ def upgrade():
         sa.Column('resource_provider_id', sa.Integer, nullable=True),
         sqlite_autoincrement=True)
     op.bulk_insert(log, [{'resource_provider_id': None}])
-    triggers.create_triggers(op.get_bind())
+    triggers.create_triggers(op.get_bind(), statement_level=False)
     op.drop_table('provider_changes')
     op.drop_table('provider_change_counter')
 

@@ -38,7 +38,7 @@ def test_upgrade_from_empty_matches_table_definitions(tmp_path):
         db.dispose()
 
 
-HEAD = '8b870f51e68b'
+HEAD = '2517d0f02a51'
 EXPECTED_TRIGGERS = sum(3 if column else 2
                         for column in triggers.TRIGGERED.values())
 
@@ -62,8 +62,8 @@ def _triggers(db):
     queries = {
         'sqlite': "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
                   " AND name LIKE 'placement_log_%'",
-        'postgresql': "SELECT count(*) FROM pg_trigger WHERE tgname = "
-                      "'placement_log_changes'",
+        'postgresql': "SELECT count(*) FROM pg_trigger WHERE tgname LIKE "
+                      "'placement_log_%'",
         'mysql': "SELECT count(*) FROM information_schema.triggers WHERE "
                  "trigger_schema = DATABASE() AND trigger_name LIKE "
                  "'placement_log_%'",
@@ -71,8 +71,7 @@ def _triggers(db):
     with db.engine.connect() as conn:
         found = conn.execute(sa.text(queries[db.dialect])).scalar()
         if db.dialect == 'postgresql':
-            # One trigger per table there, for all its events; and the
-            # functions they run.
+            # And the functions they run.
             functions = conn.execute(sa.text(
                 "SELECT count(*) FROM pg_proc WHERE proname LIKE "
                 "'placement_log_%'")).scalar()
@@ -80,8 +79,18 @@ def _triggers(db):
         return found
 
 
+#: Before 2517d0f02a51: the same everywhere but on PostgreSQL, where
+#: each table had one row trigger for all its events, running one of
+#: three functions.
+ROW_TRIGGERS = EXPECTED_TRIGGERS
 if fixtures.backend_name() == 'postgresql':
-    EXPECTED_TRIGGERS = (len(triggers.TRIGGERED), 3)
+    ROW_TRIGGERS = (len(triggers.TRIGGERED), 3)
+    # The tables logging every provider keep their row trigger; the
+    # provider tables have a statement trigger per event, running one
+    # of six functions (two columns, three events).
+    EVERYTHING = list(triggers.TRIGGERED.values()).count(None)
+    EXPECTED_TRIGGERS = (
+        EVERYTHING + 3 * (len(triggers.TRIGGERED) - EVERYTHING), 1 + 6)
 NO_TRIGGERS = (0, 0) if fixtures.backend_name() == 'postgresql' else 0
 
 
@@ -152,6 +161,47 @@ def test_upgrade_widens_the_consumer_index_of_populated_allocations(
         found = _indexes(db, 'allocations')
         assert found['allocations_consumer_id_idx'] == ('consumer_id',)
         assert 'allocations_consumer_id_class_used_idx' not in found
+    finally:
+        db.dispose()
+
+
+def test_statement_triggers_log_a_provider_once_per_statement(tmp_path):
+    """On PostgreSQL the head revision logs each provider once per
+    statement; a downgrade gives back the row triggers, which log it
+    once per row (as SQLite and MySQL/MariaDB always do)."""
+    db = _empty_database(tmp_path)
+    log = tables.provider_change_log
+    at_head = 1 if fixtures.backend_name() == 'postgresql' else 2
+
+    def logged():
+        with db.engine.begin() as conn:
+            before = conn.execute(sa.select(sa.func.max(log.c.id))).scalar()
+            conn.execute(sa.insert(tables.inventories), [
+                dict(resource_provider_id=1, resource_class_id=rc, total=8,
+                     reserved=0, min_unit=1, max_unit=8, step_size=1,
+                     allocation_ratio=1.0) for rc in (0, 1)])
+            inserted = conn.execute(sa.select(log.c.resource_provider_id)
+                                    .where(log.c.id > before)).all()
+        with db.engine.begin() as conn:
+            before = conn.execute(sa.select(sa.func.max(log.c.id))).scalar()
+            conn.execute(sa.delete(tables.inventories))
+            deleted = conn.execute(sa.select(log.c.resource_provider_id)
+                                   .where(log.c.id > before)).all()
+        return len(inserted), len(deleted)
+
+    try:
+        migration.upgrade(db)
+        with db.engine.begin() as conn:
+            conn.execute(sa.insert(tables.resource_providers).values(
+                id=1, uuid='11111111-1111-1111-1111-111111111111',
+                name='rp', generation=1, root_provider_id=1))
+        assert logged() == (at_head, at_head)
+        migration.downgrade(db, '8b870f51e68b')
+        assert _triggers(db) == ROW_TRIGGERS
+        assert logged() == (2, 2)
+        migration.upgrade(db)
+        assert _triggers(db) == EXPECTED_TRIGGERS
+        assert logged() == (at_head, at_head)
     finally:
         db.dispose()
 

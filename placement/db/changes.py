@@ -10,11 +10,13 @@ generation (a provider a moved consumer leaves, ``DELETE
 Writing: the database logs every change itself
     Triggers (``placement/db/triggers.py``: ``TRIGGERED`` names the
     tables, ``trigger_ddl`` gives the statements for SQLite, PostgreSQL
-    and MySQL/MariaDB) insert one
-    ``provider_change_log`` row, ``(id, resource_provider_id)``, for every
-    row inserted, updated or deleted in ``resource_providers``,
-    ``inventories``, ``allocations``, ``resource_provider_traits`` and
-    ``resource_provider_aggregates``; updating or deleting a resource
+    and MySQL/MariaDB) insert a
+    ``provider_change_log`` row, ``(id, resource_provider_id)``, naming
+    the provider of every row inserted, updated or deleted in
+    ``resource_providers``, ``inventories``, ``allocations``,
+    ``resource_provider_traits`` and ``resource_provider_aggregates``
+    (one per row; on PostgreSQL one per provider and transaction, which
+    is all a reader can tell apart); updating or deleting a resource
     class, trait or aggregate row logs a NULL provider, which tells
     readers to reload everything (the index keeps names and uuids by id).
     So every writer is seen, whoever it is: our workers, upstream

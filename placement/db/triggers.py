@@ -79,40 +79,17 @@ def _pg_statement_function(column, event):
     return 'placement_log_%s_%s' % (column, event)
 
 
-#: The transaction's setting listing the providers it logged already
-#: (``SET LOCAL``: it ends, or rolls back to a savepoint, with the rows).
-LOGGED_SETTING = 'placement.logged_providers'
-#: Providers a transaction remembers at most; it logs the others again.
-REMEMBERED = 64
-
-
 def _pg_distinct_providers(column, event):
     """The query of the distinct providers a statement's ``event``
     changed, from its transition tables."""
+    # Over the column names of TRIGGERED and this module's table names:
+    # no outside input reaches it.
     if event == 'update' and column != 'id':
         # A row moved to another provider changed both.
-        return 'SELECT %s FROM %s UNION SELECT %s FROM %s' % (
+        return 'SELECT %s FROM %s UNION SELECT %s FROM %s' % (  # nosec B608
             column, _OLD_ROWS, column, _NEW_ROWS)
-    return 'SELECT DISTINCT %s FROM %s' % (
+    return 'SELECT DISTINCT %s FROM %s' % (  # nosec B608
         column, _OLD_ROWS if event == 'delete' else _NEW_ROWS)
-
-
-def _pg_statement_body(column, event):
-    """Log the providers the statement changed that the transaction has
-    not logged yet, and remember them (up to ``REMEMBERED``)."""
-    return (
-        "DECLARE logged int[] := coalesce(nullif(current_setting('%(name)s',"
-        " true), ''), '{}')::int[]; fresh int[]; "
-        "BEGIN SELECT array_agg(p) INTO fresh FROM (%(query)s) AS s (p) "
-        "WHERE p <> ALL (logged); "
-        "IF fresh IS NOT NULL THEN "
-        "INSERT INTO provider_change_log (resource_provider_id) "
-        "SELECT unnest(fresh); "
-        "IF cardinality(logged) < %(most)d THEN "
-        "PERFORM set_config('%(name)s', (logged || fresh)::text, true); "
-        "END IF; END IF; RETURN NULL; END" % {
-            'name': LOGGED_SETTING, 'most': REMEMBERED,
-            'query': _pg_distinct_providers(column, event)})
 
 
 def _pg_statement_triggers():
@@ -120,9 +97,10 @@ def _pg_statement_triggers():
     columns = sorted({column for column in TRIGGERED.values() if column})
     statements = [
         'CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS '
-        '$body$ %s $body$'
+        '$body$ BEGIN INSERT INTO provider_change_log '
+        '(resource_provider_id) %s; RETURN NULL; END $body$'
         % (_pg_statement_function(column, event),
-           _pg_statement_body(column, event))
+           _pg_distinct_providers(column, event))
         for column in columns for event in _EVENTS]
     for table, column in TRIGGERED.items():
         if column is None:

@@ -58,7 +58,14 @@ def test_endpoint_cpu_reports_the_servers_cpu_per_kind(capsys):
     # where there is one.
     assert re.search(r'^worker RSS MB, sum +[\d.]+$', out, re.M), out
     if fixtures.backend_name() != 'sqlite':
-        assert re.search(r'^ours database after the run: [\d.]+ MB \(',
-                         out, re.M), out
+        assert re.search(r'^ours database after the run \(\d+ writes\): '
+                         r'[\d.]+ MB \(', out, re.M), out
+        # Every table broken down, and the size with and without the
+        # change log.
+        assert re.search(r'^ +provider_change_log +[\d.]+ / ', out,
+                         re.M), out
+        assert re.search(r'^database MB, after the run +[\d.]+\n'
+                         r'  without the change log +[\d.]+\n'
+                         r'  writes served by then +\d+$', out, re.M), out
         assert re.search(r'^  database CPU ms/request +[\d.]+$', out,
                          re.M), out

@@ -158,7 +158,7 @@ class _SlowCloud:
     """A cloud whose every task is one GET, to a server answering each
     after ``delay`` seconds, one connection at a time."""
 
-    label, pid, db, database = 'ours', None, None, None
+    label, pid, db, database, writes = 'ours', None, None, None, 0
 
     def __init__(self, delay):
         self.topology = cloud_traffic.Topology('flat', 4, 1)
@@ -227,3 +227,50 @@ def test_a_warm_up_runs_the_first_factor_for_its_own_duration(capsys):
     out = capsys.readouterr().out
     assert out.startswith('warm-up x1 '), out
     assert 'achieved' in out and out.rstrip().endswith('sustained'), out
+
+
+def test_recorder_counts_the_writes_that_succeeded():
+    recorder = cloud_traffic.Recorder()
+    for endpoint, status in (('PUT allocations', 204), ('GET x', 200),
+                             ('POST allocations', 409),
+                             ('DELETE allocations', 204),
+                             ('PUT inventories', 200),
+                             ('PUT allocations', None)):
+        recorder.add(endpoint, status, 0.01)
+    assert recorder.writes() == 3
+
+
+def test_sizes_compare_after_the_last_step_all_ran_alike_and_sustained():
+    def cloud(label, factors, sustained, sizes, writes):
+        holder = cloud_traffic.Cloud(label, 'http://x', None, None, None)
+        for factor, ok in zip(factors, sustained):
+            step = _step([0.01], dropped=0 if ok else 1)
+            step.label, step.factor = label, factor
+            holder.steps.append(step)
+        holder.sizes = {when: {'allocations': size * 1e6,
+                               cloud_traffic.CHANGE_LOG: log * 1e6}
+                        for when, (size, log) in sizes.items()}
+        holder.writes_at = writes
+        return holder
+    ours = cloud('ours', [1, 2, 4, 8], [True] * 4, {
+        'loaded': (2.0, 0.5), 'after x2': (2.5, 0.75),
+        'after the run': (4.0, 2.0)},
+        {'loaded': 0, 'after x2': 30, 'after the run': 900})
+    upstream = cloud('upstream', [1, 2, 4, 2.83], [True, True, False, True],
+                     {'loaded': (2.0, 0), 'after x2': (2.25, 0),
+                      'after the run': (2.5, 0)},
+                     {'loaded': 0, 'after x2': 30, 'after the run': 90})
+    assert cloud_traffic.same_work([ours, upstream]) == 2
+    assert cloud_traffic.size_rows([ours, upstream]) == [
+        ('database MB, loaded', [2.5, 2.0]),
+        ('  without the change log', [2.0, 2.0]),
+        ('  writes served by then', [0, 0]),
+        ('database MB, after the same steps (to x2)', [3.25, 2.25]),
+        ('  without the change log', [2.5, 2.25]),
+        ('  writes served by then', [30, 30]),
+        ('database MB, after the run', [6.0, 2.5]),
+        ('  without the change log', [4.0, 2.5]),
+        ('  writes served by then', [900, 90])]
+    # A first step not sustained by all: no equal work to compare.
+    upstream.steps[0].recorder.dropped = 1
+    assert cloud_traffic.same_work([ours, upstream]) is None

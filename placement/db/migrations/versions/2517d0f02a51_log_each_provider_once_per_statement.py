@@ -11,6 +11,8 @@ triggers and keep theirs.
 
 The old triggers are dropped and the new ones created in the migration's
 transaction: a write waits for it and is logged by one or the other.
+Dropping a trigger locks its table, so reads of those tables wait for
+it too (and it for the transactions running when it starts).
 
 Revision ID: 2517d0f02a51
 Revises: 8b870f51e68b

@@ -1048,8 +1048,8 @@ def report(clouds, args):
             if any(values):
                 row('    %s' % kind, values, fmt='%.2f')
         row('  client CPU share', [r.client_share for r in steps], None)
-    for what, values in size_rows(clouds):
-        if what.endswith('by then'):
+    for what, values, counted in size_rows(clouds):
+        if counted:
             row(what, values, None, '%d')
         else:
             row(what, values)
@@ -1420,9 +1420,10 @@ CHANGE_LOG = 'provider_change_log'
 
 
 def size_rows(clouds):
-    """(label, [MB per cloud]) rows of the database sizes: loaded, after
-    the same work (``same_work``) and after the run, each also without
-    the change log, and the writes served by then."""
+    """(label, [value per cloud], whether a count) rows of the database
+    sizes in MB: loaded, after the same work (``same_work``) and after
+    the run, each also without the change log, and the count of writes
+    served by then."""
     rows = []
     same = same_work(clouds)
     moments = [('loaded', 'loaded')]
@@ -1435,12 +1436,13 @@ def size_rows(clouds):
         if not any(sizes):
             continue
         rows.append(('database MB, %s' % what,
-                     [sum(s.values()) / 1e6 if s else None for s in sizes]))
+                     [sum(s.values()) / 1e6 if s else None for s in sizes],
+                     False))
         rows.append(('  without the change log',
                      [(sum(s.values()) - s.get(CHANGE_LOG, 0)) / 1e6
-                      if s else None for s in sizes]))
+                      if s else None for s in sizes], False))
         rows.append(('  writes served by then',
-                     [c.writes_at.get(when) for c in clouds]))
+                     [c.writes_at.get(when) for c in clouds], True))
     return rows
 
 

@@ -262,15 +262,15 @@ def test_sizes_compare_after_the_last_step_all_ran_alike_and_sustained():
                      {'loaded': 0, 'after x2': 30, 'after the run': 90})
     assert cloud_traffic.same_work([ours, upstream]) == 2
     assert cloud_traffic.size_rows([ours, upstream]) == [
-        ('database MB, loaded', [2.5, 2.0]),
-        ('  without the change log', [2.0, 2.0]),
-        ('  writes served by then', [0, 0]),
-        ('database MB, after the same steps (to x2)', [3.25, 2.25]),
-        ('  without the change log', [2.5, 2.25]),
-        ('  writes served by then', [30, 30]),
-        ('database MB, after the run', [6.0, 2.5]),
-        ('  without the change log', [4.0, 2.5]),
-        ('  writes served by then', [900, 90])]
+        ('database MB, loaded', [2.5, 2.0], False),
+        ('  without the change log', [2.0, 2.0], False),
+        ('  writes served by then', [0, 0], True),
+        ('database MB, after the same steps (to x2)', [3.25, 2.25], False),
+        ('  without the change log', [2.5, 2.25], False),
+        ('  writes served by then', [30, 30], True),
+        ('database MB, after the run', [6.0, 2.5], False),
+        ('  without the change log', [4.0, 2.5], False),
+        ('  writes served by then', [900, 90], True)]
     # A first step not sustained by all: no equal work to compare.
     upstream.steps[0].recorder.dropped = 1
     assert cloud_traffic.same_work([ours, upstream]) is None

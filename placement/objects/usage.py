@@ -8,6 +8,7 @@ Allocation rows without a consumer record are not counted.
 import functools
 
 import sqlalchemy as sa
+from sqlalchemy.ext import compiler
 
 from placement.db import api as db_api
 from placement.db import prepared
@@ -72,8 +73,41 @@ def totals(ctx, project, user=None):
     return {name: int(used) for name, used in rows}
 
 
+class _Rollup(sa.sql.functions.FunctionElement):
+    """``GROUP BY`` the columns with a subtotal row for each prefix of
+    them, the grand total last: ``ROLLUP(a, b)``, spelled ``a, b WITH
+    ROLLUP`` on MySQL and MariaDB. Not on SQLite."""
+
+    name = 'rollup'
+    inherit_cache = True
+
+
+@compiler.compiles(_Rollup)
+def _rollup(element, compiled, **kw):
+    return 'ROLLUP(%s)' % compiled.process(element.clauses, **kw)
+
+
+@compiler.compiles(_Rollup, 'mysql')
+def _rollup_mysql(element, compiled, **kw):
+    return '%s WITH ROLLUP' % compiled.process(element.clauses, **kw)
+
+
+def _kept_only(kept, type_id):
+    """WHERE clauses keeping one group of the aggregated rows (``kept``
+    as ``_by_type`` takes it; ``type_id`` their type column, None
+    for a consumer without a type). One type is kept from the
+    aggregated rows, not among the consumers: a filter there would let
+    SQLite read every consumer of that type, of all projects, by the
+    type's index."""
+    if kept == UNKNOWN:
+        return [type_id]
+    if kept not in (None, ALL):
+        return [_TYPES.c.name == sa.bindparam('consumer_type')]
+    return []
+
+
 @functools.lru_cache(maxsize=None)
-def _by_type(with_user, kept):
+def _by_type(with_user, kept, rollup):
     """(prepared statement, grouped): rows (group if grouped, class name or
     None, amount); a row without a class name carries the group's
     consumer count. ``kept`` is None (every group), UNKNOWN, ALL or any
@@ -83,12 +117,58 @@ def _by_type(with_user, kept):
     same moment: on PostgreSQL and MySQL each statement of a reader sees
     the writes committed before it, and a count read separately could
     name a group the sums did not have. The project's allocation rows
-    are read once (a common table expression both aggregates read) and
-    grouped by integer ids, names joined to the few aggregated rows
-    only: grouping and counting distinct by names and consumer uuids
-    (strings, compared by collation on PostgreSQL) cost several times
-    the rest of the statement.
+    are read once and grouped by integer ids, names joined to the few
+    aggregated rows only: grouping and counting distinct by names and
+    consumer uuids (strings, compared by collation on PostgreSQL) cost
+    several times the rest of the statement. With ``rollup`` (every
+    database but SQLite) one grouping gives both, see ``_rolled_up``;
+    otherwise ``_shared_rows``.
     """
+    build = _rolled_up if rollup else _shared_rows
+    return build(with_user, kept)
+
+
+def _rolled_up(with_user, kept):
+    """Sums by (type, class) and consumers counted by type in one pass:
+    ``GROUP BY ROLLUP(type, class)`` adds a row per type (class NULL),
+    whose distinct count is the type's consumers, and a grand total.
+    A common table expression read by two aggregates (``_shared_rows``)
+    was read twice on MariaDB, which merges it into both: joining the
+    project's consumers to their allocations twice cost about 40% more
+    of the server's CPU. Types are grouped as ``coalesce(type, 0)``
+    (ids start at 1), so that a subtotal row (type NULL) never looks
+    like the group of consumers without a type."""
+    source, where = _consumers(with_user)
+    keys = {'rc': _ALLOC.c.resource_class_id}
+    if kept != ALL:
+        keys = {'type_id': sa.func.coalesce(_CONSUMERS.c.consumer_type_id,
+                                            sa.literal_column('0')),
+                **keys}
+    groups = (sa.select(*(key.label(name) for name, key in keys.items()),
+                        sa.func.sum(_ALLOC.c.used).label('amount'),
+                        sa.func.count(sa.distinct(_CONSUMERS.c.id))
+                        .label('consumers'))
+              .select_from(source).where(*where)
+              .group_by(_Rollup(*keys.values())).subquery())
+    named = groups.outerjoin(_RC, _RC.c.id == groups.c.rc)
+    columns, kept_rows = [], [groups.c.consumers > 0]
+    if kept != ALL:
+        named = named.outerjoin(_TYPES, _TYPES.c.id == groups.c.type_id)
+        columns = [sa.func.coalesce(_TYPES.c.name, UNKNOWN)]
+        # The grand total (type NULL) is no group of its own.
+        kept_rows.append(groups.c.type_id.is_not(None))
+        kept_rows.extend(_kept_only(kept, groups.c.type_id == 0))
+    amount = sa.case((groups.c.rc.is_(None), groups.c.consumers),
+                     else_=groups.c.amount)
+    statement = (sa.select(*columns, _RC.c.name, amount)
+                 .select_from(named).where(*kept_rows))
+    return prepared.Prepared(statement), kept != ALL
+
+
+def _shared_rows(with_user, kept):
+    """Sums and counts as two aggregates of one common table expression
+    of the project's allocation rows, their results joined by UNION
+    ALL."""
     source, where = _consumers(with_user)
     rows = (sa.select(_CONSUMERS.c.consumer_type_id.label('type_id'),
                       _CONSUMERS.c.id.label('consumer'),
@@ -109,19 +189,14 @@ def _by_type(with_user, kept):
         .select_from(rows).group_by(*groups).having(consumers > 0)
     ).subquery()
     named = aggregated.outerjoin(_RC, _RC.c.id == aggregated.c.rc)
-    columns, kept_only = [], []
+    columns = []
     if groups:
         named = named.outerjoin(_TYPES, _TYPES.c.id == aggregated.c.type_id)
         columns = [sa.func.coalesce(_TYPES.c.name, UNKNOWN)]
-    # One type is kept from the aggregated rows, not among the consumers:
-    # a filter there would let SQLite read every consumer of that type,
-    # of all projects, by the type's index.
-    if kept == UNKNOWN:
-        kept_only = [aggregated.c.type_id.is_(None)]
-    elif kept not in (None, ALL):
-        kept_only = [_TYPES.c.name == sa.bindparam('consumer_type')]
     statement = (sa.select(*columns, _RC.c.name, aggregated.c.amount)
-                 .select_from(named).where(*kept_only))
+                 .select_from(named)
+                 .where(*_kept_only(kept,
+                                    aggregated.c.type_id.is_(None))))
     return prepared.Prepared(statement), bool(groups)
 
 
@@ -138,7 +213,8 @@ def by_consumer_type(ctx, project, user=None, consumer_type=None):
         return {}
     kept = consumer_type if consumer_type in (None, UNKNOWN, ALL) \
         else 'named'
-    statement, grouped = _by_type(user is not None, kept)
+    statement, grouped = _by_type(user is not None, kept,
+                                  ctx.conn.dialect.name != 'sqlite')
     usages = {}
     for row in statement.rows(ctx.conn, project=project, user=user,
                               consumer_type=consumer_type):

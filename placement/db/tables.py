@@ -88,7 +88,10 @@ consumers = sa.Table(
               sa.ForeignKey('consumer_types.id',
                             name='consumers_consumer_type_id_fkey')),
     sa.UniqueConstraint('uuid', name='uniq_consumers0uuid'),
-    sa.Index('consumers_project_id_uuid_idx', 'project_id', 'uuid'),
+    # The type too, so that usages by type read the project's consumers
+    # from the index alone (migration c6f209155b76).
+    sa.Index('consumers_project_id_consumer_type_id_uuid_idx',
+             'project_id', 'consumer_type_id', 'uuid'),
     sa.Index('consumers_project_id_user_id_uuid_idx',
              'project_id', 'user_id', 'uuid'),
     sa.Index('consumers_consumer_type_id_idx', 'consumer_type_id'),

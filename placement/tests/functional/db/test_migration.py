@@ -38,7 +38,7 @@ def test_upgrade_from_empty_matches_table_definitions(tmp_path):
         db.dispose()
 
 
-HEAD = '2517d0f02a51'
+HEAD = 'c6f209155b76'
 EXPECTED_TRIGGERS = sum(3 if column else 2
                         for column in triggers.TRIGGERED.values())
 
@@ -202,6 +202,39 @@ def test_statement_triggers_log_a_provider_once_per_statement(tmp_path):
         migration.upgrade(db)
         assert _triggers(db) == EXPECTED_TRIGGERS
         assert logged() == (at_head, at_head)
+    finally:
+        db.dispose()
+
+
+def test_upgrade_adds_the_type_to_the_consumers_project_index(tmp_path):
+    """Usages by type read the project's consumers from an index that
+    carries their type; a downgrade gives upstream's index back."""
+    db = _empty_database(tmp_path)
+    old, new = ('consumers_project_id_uuid_idx',
+                'consumers_project_id_consumer_type_id_uuid_idx')
+    try:
+        migration.upgrade(db, '2517d0f02a51')
+        with db.engine.begin() as conn:
+            conn.execute(sa.insert(tables.consumers), [
+                dict(uuid=str(number) * 36, project_id=number % 2,
+                     user_id=1, consumer_type_id=None, generation=0)
+                for number in range(1, 4)])
+        assert old in _indexes(db, 'consumers')
+        migration.upgrade(db)
+        found = _indexes(db, 'consumers')
+        assert old not in found
+        assert found[new] == ('project_id', 'consumer_type_id', 'uuid')
+        with db.engine.connect() as conn:
+            consumers = tables.consumers
+            assert conn.execute(
+                sa.select(consumers.c.uuid)
+                .where(consumers.c.project_id == 1)
+                .order_by(consumers.c.uuid)).scalars().all() == [
+                    '1' * 36, '3' * 36]
+        migration.downgrade(db, '2517d0f02a51')
+        found = _indexes(db, 'consumers')
+        assert found[old] == ('project_id', 'uuid')
+        assert new not in found
     finally:
         db.dispose()
 

@@ -196,10 +196,11 @@ def _many_projects(ctx, projects=300, per_project=10):
 
 
 _COVERING = 'allocations_consumer_id_class_used_idx'
+_PROJECT_TYPES = 'consumers_project_id_consumer_type_id_uuid_idx'
 
 
-def _allocation_steps(conn, statement, values):
-    """How the plan of the prepared ``statement`` reads allocations:
+def _steps(conn, statement, values, table='allocations'):
+    """How the plan of the prepared ``statement`` reads ``table``:
     [(access, index)], as the dialect names them."""
     compiled = statement._for(conn.dialect)
     parameters = compiled.parameters(values)
@@ -207,12 +208,12 @@ def _allocation_steps(conn, statement, values):
         return [(step.split()[0], step) for _i, _p, _n, step
                 in conn.exec_driver_sql('EXPLAIN QUERY PLAN '
                                         + compiled.sql, parameters)
-                if step.split()[1:2] == ['allocations']]
+                if step.split()[1:2] == [table]]
     if conn.dialect.name == 'mysql':
         rows = conn.exec_driver_sql('EXPLAIN ' + compiled.sql,
                                     parameters).mappings().all()
         return [(row['type'], '%s %s' % (row['key'], row['Extra']))
-                for row in rows if row['table'] == 'allocations']
+                for row in rows if row['table'] == table]
     # PostgreSQL: the plan of the server's prepared statement after the
     # executions that make it choose between custom and generic plans.
     for _ in range(8):
@@ -224,7 +225,7 @@ def _allocation_steps(conn, statement, values):
     while nodes:
         node = nodes.pop()
         nodes.extend(node.get('Plans', ()))
-        if node.get('Relation Name') == 'allocations':
+        if node.get('Relation Name') == table:
             found.append((node['Node Type'], node.get('Index Name', '')))
     return found
 
@@ -241,7 +242,10 @@ def test_usages_read_only_the_projects_allocations_from_the_index(
     column made SQLite walk the class index over every allocation of a
     cloud of few projects. By consumer type, MariaDB joined the
     project's consumers to their allocations twice, once for the sums
-    and once for the counts, before ``GROUP BY ROLLUP``."""
+    and once for the counts, before ``GROUP BY ROLLUP``, and read each
+    consumer's type from the table (all consumers, when the project held
+    a third of them) before the project index carried it
+    (c6f209155b76)."""
     if projects < 10 and ctx.db.dialect == 'postgresql':
         pytest.skip('a third of all allocations is rightly hashed there')
     expected = _many_projects(ctx, projects, per_project)
@@ -251,10 +255,21 @@ def test_usages_read_only_the_projects_allocations_from_the_index(
         usage_obj.UNKNOWN: dict(expected, consumer_count=per_project)}
     values = dict(project='p1', user=user, consumer_type=None)
     rollup = ctx.db.dialect != 'sqlite'
+    by_type = usage_obj._by_type(with_user, None, rollup)[0]
     with ctx.db.transaction(write=False) as conn:
-        for statement in (usage_obj._totals(with_user),
-                          usage_obj._by_type(with_user, None, rollup)[0]):
-            steps = _allocation_steps(conn, statement, values)
+        if not with_user and ctx.db.dialect != 'postgresql':
+            # The project's consumers and their types from the index
+            # alone (PostgreSQL's planner may read the few from the
+            # table).
+            steps = _steps(conn, by_type, values, 'consumers')
+            assert [index.split()[0] for _access, index in steps] == [
+                _PROJECT_TYPES if ctx.db.dialect == 'mysql' else 'SEARCH'
+            ], steps
+            marker = {'mysql': 'Using index',
+                      'sqlite': 'COVERING INDEX ' + _PROJECT_TYPES}
+            assert marker[ctx.db.dialect] in steps[0][1], steps
+        for statement in (usage_obj._totals(with_user), by_type):
+            steps = _steps(conn, statement, values)
             assert steps, statement.stmt
             if rollup:
                 # Sums and counts from one pass over the allocations.

@@ -28,16 +28,27 @@ ALL = 'all'
 def _consumers(with_user):
     """FROM/WHERE over the allocations of the project's (user's)
     consumers; the project and user are the bound parameters ``project``
-    and ``user``."""
+    and ``user``. A SELECT from it is ``_in_order``."""
     projects, users = tables.projects, tables.users
-    source = (_ALLOC.join(_CONSUMERS,
-                          _CONSUMERS.c.uuid == _ALLOC.c.consumer_id)
-              .join(projects, projects.c.id == _CONSUMERS.c.project_id))
+    source = projects.join(_CONSUMERS,
+                           _CONSUMERS.c.project_id == projects.c.id)
     where = [projects.c.external_id == sa.bindparam('project')]
     if with_user:
         source = source.join(users, users.c.id == _CONSUMERS.c.user_id)
         where.append(users.c.external_id == sa.bindparam('user'))
+    source = source.join(_ALLOC, _ALLOC.c.consumer_id == _CONSUMERS.c.uuid)
     return source, where
+
+
+def _in_order(select):
+    """``select`` over ``_consumers`` joining its tables in their order
+    on MySQL/MariaDB (``STRAIGHT_JOIN``): from the project's consumers
+    to their allocations, at a cost that follows the project's own
+    allocations. Right after a cloud was loaded, MariaDB's statistics
+    led it to read every allocation of the cloud instead and look each
+    consumer up by uuid (3,000 lookups for the project's 1,000
+    allocations)."""
+    return select.prefix_with('STRAIGHT_JOIN', dialect='mysql')
 
 
 # Statements are built once per shape and prepared (placement.db.prepared):
@@ -54,10 +65,10 @@ def _totals(with_user):
     few sums."""
     source, where = _consumers(with_user)
     rc = _ALLOC.c.resource_class_id + sa.literal_column('0')
-    sums = (sa.select(rc.label('rc'),
-                      sa.func.sum(_ALLOC.c.used).label('amount'))
-            .select_from(source).where(*where)
-            .group_by(rc).subquery())
+    sums = _in_order(sa.select(rc.label('rc'),
+                               sa.func.sum(_ALLOC.c.used).label('amount'))
+                     .select_from(source).where(*where)
+                     .group_by(rc)).subquery()
     return prepared.Prepared(
         sa.select(_RC.c.name, sums.c.amount)
         .join_from(sums, _RC, _RC.c.id == sums.c.rc))
@@ -144,12 +155,13 @@ def _rolled_up(with_user, kept):
         keys = {'type_id': sa.func.coalesce(_CONSUMERS.c.consumer_type_id,
                                             sa.literal_column('0')),
                 **keys}
-    groups = (sa.select(*(key.label(name) for name, key in keys.items()),
-                        sa.func.sum(_ALLOC.c.used).label('amount'),
-                        sa.func.count(sa.distinct(_CONSUMERS.c.id))
-                        .label('consumers'))
-              .select_from(source).where(*where)
-              .group_by(_Rollup(*keys.values())).subquery())
+    groups = _in_order(
+        sa.select(*(key.label(name) for name, key in keys.items()),
+                  sa.func.sum(_ALLOC.c.used).label('amount'),
+                  sa.func.count(sa.distinct(_CONSUMERS.c.id))
+                  .label('consumers'))
+        .select_from(source).where(*where)
+        .group_by(_Rollup(*keys.values()))).subquery()
     named = groups.outerjoin(_RC, _RC.c.id == groups.c.rc)
     columns, kept_rows = [], [groups.c.consumers > 0]
     if kept != ALL:

@@ -103,15 +103,15 @@ def _rollup_mysql(element, compiled, **kw):
     return '%s WITH ROLLUP' % compiled.process(element.clauses, **kw)
 
 
-def _kept_only(kept, type_id):
+def _kept_only(kept, untyped):
     """WHERE clauses keeping one group of the aggregated rows (``kept``
-    as ``_by_type`` takes it; ``type_id`` their type column, None
-    for a consumer without a type). One type is kept from the
+    as ``_by_type`` takes it; ``untyped`` the clause that keeps the
+    group of consumers without a type). One type is kept from the
     aggregated rows, not among the consumers: a filter there would let
     SQLite read every consumer of that type, of all projects, by the
     type's index."""
     if kept == UNKNOWN:
-        return [type_id]
+        return [untyped]
     if kept not in (None, ALL):
         return [_TYPES.c.name == sa.bindparam('consumer_type')]
     return []
@@ -145,8 +145,8 @@ def _rolled_up(with_user, kept):
     whose distinct count is the type's consumers, and a grand total.
     A common table expression read by two aggregates (``_shared_rows``)
     was read twice on MariaDB, which merges it into both: joining the
-    project's consumers to their allocations twice cost about 40% more
-    of the server's CPU. Types are grouped as ``coalesce(type, 0)``
+    project's consumers to their allocations twice cost half as much
+    again of the server's CPU. Types are grouped as ``coalesce(type, 0)``
     (ids start at 1), so that a subtotal row (type NULL) never looks
     like the group of consumers without a type."""
     source, where = _consumers(with_user)

@@ -27,9 +27,10 @@ def _every_prepared():
     found = [value for value in changes._STATEMENTS.values()
              if isinstance(value, prepared.Prepared)]
     found += [usage._totals(with_user) for with_user in (False, True)]
-    found += [usage._by_type(with_user, kept)[0] for with_user in
-              (False, True) for kept in (None, usage.UNKNOWN, usage.ALL,
-                                         'other')]
+    found += [usage._by_type(with_user, kept, rollup)[0]
+              for with_user in (False, True)
+              for kept in (None, usage.UNKNOWN, usage.ALL, 'other')
+              for rollup in (False, True)]
     for name, module in list(sys.modules.items()):
         if not name.startswith('placement.') or '.tests' in name:
             continue

@@ -118,6 +118,13 @@ Then ``--per-kind N`` sends
 each kind of request alone, N times, to each server: its median time,
 service and database CPU and statements per request. A closing table puts the
 servers side by side with ratios.
+
+``--check`` then reads every provider of each server back and checks
+what its state must hold after the load (``toolkit/cloud_state.py``):
+usages equal to the allocations and within capacity, the projects'
+usages summing to the providers', and the candidates of the mix's
+flavour naming exactly the trees with room, with the capacities and
+usages the provider endpoints show.
 """
 
 import argparse
@@ -137,6 +144,7 @@ import time
 import urllib.parse
 
 from benchmarks.toolkit import cloud_api
+from benchmarks.toolkit import cloud_state
 from benchmarks.toolkit import db_server
 from benchmarks.toolkit import endpoint_cpu
 from benchmarks.toolkit import http_loop
@@ -1187,6 +1195,11 @@ def parser():
                         'N times alone, one at a time, to each server: '
                         'its latency, server and database CPU and '
                         'statements per request of that kind (0: none)')
+    parser.add_argument('--check', action='store_true',
+                        help='at the end, read every provider of each '
+                        'server back and check that usages, allocations, '
+                        'capacities, project usages and the candidates '
+                        'agree (benchmarks/toolkit/cloud_state.py)')
     parser.add_argument('--quick', action='store_true',
                         help='20 nodes, steps x1 and x4 of 2 s, period 4 s, '
                         '2 boots, 1 migration, 2 usages per second, an '
@@ -1381,11 +1394,20 @@ def measure(targets, args, db=None, loaded=None, databases=None):
         for cloud in clouds:
             cloud.kinds = probe(cloud, args.per_kind,
                                 random.Random('%s-probe' % args.seed))
+    consistent = True
+    if args.check:
+        for cloud in clouds:
+            checked = cloud_state.check(cloud.url, FLAVOUR, PROJECTS,
+                                        args.token, max(args.timeout, 300))
+            print('%s state after the run: %s' % (cloud.label,
+                                                  checked.text()),
+                  flush=True)
+            consistent = consistent and checked.ok
     for line in summary(clouds):
         print(line, flush=True)
     for line in report(clouds, args):
         print(line, flush=True)
-    return 0 if all(c.sustained for c in clouds) else 1
+    return 0 if consistent and all(c.sustained for c in clouds) else 1
 
 
 def record_size(cloud, when):

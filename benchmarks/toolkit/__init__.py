@@ -23,6 +23,9 @@ package measure, this package serves them:
 ``allocation_load``, ``allocation_ledger``
     concurrent allocation writes, and what clients were told about them
     checked against the server's state;
+``cloud_state``
+    a cloud read back after a load that kept no ledger, checked for
+    what every state must hold (usages, capacities, candidates);
 ``proc_cpu``, ``endpoint_cpu``
     server CPU per request, per process tree and per kind of request
     (and the workers' memory);

@@ -13,9 +13,13 @@ def test_quick_run_reports_every_endpoint(tmp_path_factory, capsys):
         pid = server.worker_pids()[0]
         cloud_traffic.main(['--quick', '--url', 'ours=' + server.url,
                             '--pid', 'ours=%d' % pid, '--factors', '1',
-                            '--p99-bound', '60000', '--lag', '60'])
+                            '--p99-bound', '60000', '--lag', '60',
+                            '--check'])
         assert not server.errors()
     out = capsys.readouterr().out
+    # Read back after the run, the cloud holds together.
+    assert re.search(r'^ours state after the run: consistent \(\d+ '
+                     r'providers, \d+ consumers', out, re.M), out
     step = re.search(r'^x1 +ours .* 5xx/none (\d+) .* other 4xx (\d+) +'
                      r'CPU/req server ([\d.]+) ms .*sustained$', out, re.M)
     assert step, out

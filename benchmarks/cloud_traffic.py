@@ -1397,11 +1397,12 @@ def measure(targets, args, db=None, loaded=None, databases=None):
     consistent = True
     if args.check:
         for cloud in clouds:
+            start = time.monotonic()
             checked = cloud_state.check(cloud.url, FLAVOUR, PROJECTS,
                                         args.token, max(args.timeout, 300))
-            print('%s state after the run: %s' % (cloud.label,
-                                                  checked.text()),
-                  flush=True)
+            print('%s state after the run (read in %.0f s): %s' % (
+                cloud.label, time.monotonic() - start, checked.text()),
+                flush=True)
             consistent = consistent and checked.ok
     for line in summary(clouds):
         print(line, flush=True)

@@ -18,8 +18,9 @@ def test_quick_run_reports_every_endpoint(tmp_path_factory, capsys):
         assert not server.errors()
     out = capsys.readouterr().out
     # Read back after the run, the cloud holds together.
-    assert re.search(r'^ours state after the run: consistent \(\d+ '
-                     r'providers, \d+ consumers', out, re.M), out
+    assert re.search(r'^ours state after the run \(read in \d+ s\): '
+                     r'consistent \(\d+ providers, \d+ consumers', out,
+                     re.M), out
     step = re.search(r'^x1 +ours .* 5xx/none (\d+) .* other 4xx (\d+) +'
                      r'CPU/req server ([\d.]+) ms .*sustained$', out, re.M)
     assert step, out

@@ -16,7 +16,10 @@ hold, with nothing else running:
   the request must not name a class a sharing provider holds), and
   their provider summaries show the capacity and usage the provider
   endpoints show: the candidates' view of the cloud (ours: a per-worker
-  index) is the database's.
+  index) is the database's. The same for a query asked for the first
+  time (each amount one more), whose answer a server cannot have kept
+  from an earlier request: problems with the first query alone point
+  at kept answers, with both at what they are made from.
 """
 
 import collections
@@ -28,6 +31,8 @@ from placement.tests import placement_http
 
 #: Problems listed in full; past that, only counted.
 LISTED = 20
+#: How the problems of the query asked for the first time begin.
+FRESH = 'a new query: '
 
 
 class Checked:
@@ -50,10 +55,15 @@ class Checked:
                    self.trees))
         if self.ok:
             return 'consistent (%s)' % head
-        lines = ['%d PROBLEMS (%s):' % (len(self.problems), head)]
-        lines += ['  ' + p for p in self.problems[:LISTED]]
-        if len(self.problems) > LISTED:
-            lines.append('  ... and %d more' % (len(self.problems) - LISTED))
+        fresh = [p for p in self.problems if p.startswith(FRESH)]
+        rest = [p for p in self.problems if not p.startswith(FRESH)]
+        lines = ['%d PROBLEMS, %d of them with %s(%s):' % (
+            len(self.problems), len(fresh), FRESH, head)]
+        for listed in (rest, fresh):
+            lines += ['  ' + p for p in listed[:LISTED // 2]]
+            if len(listed) > LISTED // 2:
+                lines.append('  ... and %d more' % (
+                    len(listed) - LISTED // 2))
         return '\n'.join(lines)
 
 
@@ -132,6 +142,8 @@ def check(url, resources, projects, token='admin', timeout=300,
         found.providers, found.consumers = len(state), len(consumers)
         _check_projects(url, token, timeout, projects, total, problems)
         _check_candidates(client, resources, roots, state, found)
+        fresh = {rc: amount + 1 for rc, amount in resources.items()}
+        _check_candidates(client, fresh, roots, state, found, FRESH)
     finally:
         client.close()
     return found
@@ -153,16 +165,19 @@ def _check_projects(url, token, timeout, projects, total, problems):
                             dict(+reported), dict(+total)))
 
 
-def _check_candidates(client, resources, roots, state, found):
-    problems = found.problems
+def _check_candidates(client, resources, roots, state, found,
+                      prefix=''):
+    problems = []
     query = urllib.parse.urlencode({'resources': ','.join(
         '%s:%d' % item for item in sorted(resources.items()))})
     body = client.checked('GET', '/allocation_candidates?' + query)
     requests = body['allocation_requests']
-    found.candidates = len(requests)
+    if not prefix:
+        found.candidates = len(requests)
     named = {roots.get(rp) for request in requests
              for rp in request['allocations']}
-    found.trees = len(named)
+    if not prefix:
+        found.trees = len(named)
     trees = collections.defaultdict(list)
     for uuid, root in roots.items():
         trees[root].append(uuid)
@@ -196,3 +211,4 @@ def _check_candidates(client, resources, roots, state, found):
             if shown != read:
                 problems.append('summary of %s shows %s capacity/used %s,'
                                 ' its endpoints %s' % (rp, rc, shown, read))
+    found.problems.extend(prefix + problem for problem in problems)

@@ -121,7 +121,7 @@ servers side by side with ratios.
 
 ``--check`` then reads every provider of each server back
 (``--check ours``: of ours only; upstream reads 10,000 providers in
-about ten minutes) and checks what its state must hold after the load
+about eight minutes) and checks what its state must hold after the load
 (``toolkit/cloud_state.py``): usages equal to the allocations and
 within capacity, the projects' usages summing to the providers', and
 the candidates of the mix's flavour naming exactly the trees with

@@ -77,13 +77,16 @@ start_node() {  # start_node NODE [--wsrep-new-cluster]
     shift
     mkdir -p "$tmp/node$node"
     chown -R "$user" "$tmp/node$node"
-    # A throwaway test cluster: no grant tables (passwordless root on
-    # loopback), relaxed durability. binlog_format=ROW and interleaved
-    # auto-increment locks are what Galera requires.
+    # A throwaway test cluster: passwordless root on loopback, relaxed
+    # durability. binlog_format=ROW and interleaved auto-increment locks
+    # are what Galera requires. The grant tables stay: without them the
+    # session has no user, CREATE TRIGGER replicates as DEFINER=``, and
+    # the other nodes fail it and ignore the failure (a DDL error), so
+    # writes through them log nothing to the provider change log.
     "$server" --no-defaults --datadir="$tmp/node$node" --user="$user" \
         --bind-address=127.0.0.1 --port="$(port "$node" 0)" \
         --socket="$tmp/node$node.sock" --pid-file="$tmp/node$node.pid" \
-        --skip-grant-tables --skip-name-resolve \
+        --skip-name-resolve \
         --innodb-flush-log-at-trx-commit=0 --sync-binlog=0 \
         --innodb-doublewrite=0 --max-connections=300 \
         --character-set-server=utf8mb4 --collation-server=utf8mb4_bin \

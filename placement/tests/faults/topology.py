@@ -196,8 +196,8 @@ class GaleraNode:
             self.cluster.server, '--no-defaults', '--datadir=' + self.data,
             '--user=' + user, '--bind-address=127.0.0.1',
             '--port=%d' % sql, '--socket=%s.sock' % self.data,
-            '--pid-file=%s.pid' % self.data, '--skip-grant-tables',
-            '--skip-name-resolve',
+            # Grant tables kept: see tools/with-galera.sh (triggers).
+            '--pid-file=%s.pid' % self.data, '--skip-name-resolve',
             '--innodb-flush-log-at-trx-commit=%d' % INNODB_FLUSH,
             '--innodb-doublewrite=0', '--max-connections=300',
             '--character-set-server=utf8mb4',

@@ -216,3 +216,43 @@ def test_a_write_through_one_host_is_seen_through_the_others_at_once(
             reader.close()
     assert not stale, '%d of %d reads stale: %s' % (
         len(stale), ROUNDS * len(readers), stale[:5])
+
+
+def test_a_write_through_any_host_reaches_every_host_s_index(hosts):
+    """A provider's inventory, changed through each host in turn, shows
+    at once in the candidates every host answers: their provider
+    indexes learn it from the change log, so every node must log the
+    writes it takes. (On a test cluster started without grant tables the
+    log's triggers, created through the first node, replicated without a
+    definer, the other nodes failed to create them and went on, and the
+    writes through them were missed until the next whole reload.)"""
+    clients = [placement_http.Client(s.url) for s in hosts]
+    stale = []
+    try:
+        rc = 'CUSTOM_LOGGED_%s' % uuid.uuid4().hex[:12].upper()
+        clients[0].checked('PUT', '/resource_classes/%s' % rc,
+                           expect=(201,))
+        rp = clients[0].checked('POST', '/resource_providers',
+                                {'name': rc})['uuid']
+        generation = 0
+        for writer in [0, 1, 2] * 2:
+            reserved = generation + 1
+            body = clients[writer % len(clients)].checked(
+                'PUT', '/resource_providers/%s/inventories' % rp,
+                {'resource_provider_generation': generation,
+                 'inventories': {rc: {'total': 100,
+                                      'reserved': reserved}}})
+            generation = body['resource_provider_generation']
+            for index, reader in enumerate(clients):
+                body = reader.checked(
+                    'GET', '/allocation_candidates?resources=%s:1' % rc)
+                got = body['provider_summaries'].get(rp, {}).get(
+                    'resources', {}).get(rc, {}).get('capacity')
+                if got != 100 - reserved:
+                    stale.append('written through host %d, host %d shows '
+                                 'capacity %s, not %d' % (
+                                     writer, index, got, 100 - reserved))
+    finally:
+        for client in clients:
+            client.close()
+    assert not stale, stale

@@ -16,8 +16,10 @@ from oslo_upgradecheck import upgradecheck
 from placement import conf as placement_conf
 from placement import context
 from placement.db import data_migrations
+from placement.db import triggers
 from placement import deploy
 from placement import exception
+from placement.objects.candidates import provider_index
 from placement.objects import fleet_totals
 from placement.objects import invalid_rows
 from placement.observability import version
@@ -45,6 +47,7 @@ class Checks(upgradecheck.UpgradeCommands):
             ('Invalid Inventory And Allocation Rows',
              Checks._check_invalid_rows),
             ('Providers Over Capacity', Checks._check_over_capacity),
+            ('Change Log Triggers', Checks._check_change_log_triggers),
         )
 
     @property
@@ -126,6 +129,24 @@ class Checks(upgradecheck.UpgradeCommands):
                 '/capacity lists them all.' % (
                     len(rows), shown, ', ...' if len(rows) > 5 else ''))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+
+
+    def _check_change_log_triggers(self):
+        # Every worker learns of writes from the log the triggers write;
+        # a table without them (a Galera node that failed to apply the
+        # replicated DDL, a restore without triggers) goes unseen.
+        with self.db.transaction(write=False) as conn:
+            absent = triggers.missing(conn)
+        if not absent:
+            return upgradecheck.Result(upgradecheck.Code.SUCCESS)
+        return upgradecheck.Result(
+            upgradecheck.Code.FAILURE,
+            'The database lacks %d of the triggers that log changes to '
+            'providers (%s). Writes to those tables are not logged, so '
+            'allocation candidates miss them until each worker reloads '
+            'everything (up to %d seconds later). Recreate the triggers; '
+            'on a Galera cluster run this check against every node.'
+            % (len(absent), ', '.join(absent), provider_index.MAX_AGE))
 
 
 class _VersionedConfigOpts(cfg.ConfigOpts):

@@ -203,3 +203,46 @@ def create_triggers(conn, statement_level=True):
 def drop_triggers(conn):
     for statement in drop_trigger_ddl(conn.dialect.name):
         conn.exec_driver_sql(statement)
+
+
+def _created(dialect, statement_level):
+    """(table, trigger name) of every trigger ``trigger_ddl`` creates."""
+    if dialect != 'postgresql':
+        return {(table, _trigger_name(table, event))
+                for table, _column, event in _triggers()}
+    created = set()
+    for table, column in TRIGGERED.items():
+        if statement_level and column is not None:
+            created.update((table, _trigger_name(table, event))
+                           for event in _EVENTS)
+        else:
+            created.add((table, 'placement_log_changes'))
+    return created
+
+
+#: The (table, trigger name) rows of the triggers present, per dialect.
+_PRESENT = {
+    'sqlite': "SELECT tbl_name, name FROM sqlite_master "
+              "WHERE type = 'trigger'",
+    'mysql': 'SELECT event_object_table, trigger_name '
+             'FROM information_schema.triggers '
+             'WHERE trigger_schema = DATABASE()',
+    'postgresql': 'SELECT event_object_table, trigger_name '
+                  'FROM information_schema.triggers '
+                  'WHERE trigger_schema = current_schema()',
+}
+
+
+def missing(conn):
+    """The ``table.trigger`` names of the change log's triggers that
+    the database ``conn`` reaches lacks (an empty list when one form of
+    them is complete). Without them writes to that table are not
+    logged, and readers keep what they hold until their next full load:
+    a Galera node that failed to apply the DDL another node replicated
+    loses every write made through it."""
+    dialect = conn.dialect.name
+    present = {tuple(row) for row in conn.exec_driver_sql(_PRESENT[dialect])}
+    forms = (True, False) if dialect == 'postgresql' else (True,)
+    return min((sorted('%s.%s' % name
+                       for name in _created(dialect, form) - present)
+                for form in forms), key=len)

@@ -9,6 +9,7 @@ from placement.cmd import manage
 from placement.cmd import status
 from placement.db import api as db_api
 from placement.db import tables
+from placement.db import triggers
 from placement.tests import fixtures
 
 INCOMPLETE = '00000000-0000-0000-0000-000000000000'
@@ -57,7 +58,7 @@ def _add_old_data(db):
 def test_clean_database_passes_every_check(config_file, capsys):
     code, out = _run(status.main, config_file, capsys, 'upgrade', 'check')
     assert code == 0
-    assert out.count('Result: Success') == 5
+    assert out.count('Result: Success') == 6
 
 
 def test_old_data_fails_checks_until_migrated(database, config_file,
@@ -124,7 +125,7 @@ def test_clean_database_as_json(config_file, capsys):
         for name in ('Missing Root Provider IDs', 'Incomplete Consumers',
                      'Policy File JSON to YAML Migration',
                      'Invalid Inventory And Allocation Rows',
-                     'Providers Over Capacity')]}
+                     'Providers Over Capacity', 'Change Log Triggers')]}
 
 
 def test_json_policy_file_is_a_warning(config_file, tmp_path, capsys):
@@ -201,3 +202,29 @@ def test_providers_over_capacity_are_a_warning(database, config_file,
     assert check['details'].startswith(
         '1 provider inventories are over capacity')
     assert 'cn1 VCPU (6 used of 4)' in check['details']
+
+
+def _drop_trigger(db, table, name):
+    on = ' ON %s' % table if db.dialect == 'postgresql' else ''
+    with db.transaction(write=True) as conn:
+        conn.exec_driver_sql('DROP TRIGGER %s%s' % (name, on))
+
+
+def test_a_missing_change_log_trigger_is_a_failure(database, config_file,
+                                                   capsys):
+    """As on a Galera node that failed to apply the replicated DDL:
+    writes to that table would go unseen by every worker's index."""
+    with database.transaction(write=False) as conn:
+        assert triggers.missing(conn) == []
+    # The same name in either database's form of the triggers.
+    name = 'placement_log_allocations_delete'
+    _drop_trigger(database, 'allocations', name)
+    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check',
+                     '--json')
+    assert code == 2
+    (check,) = [c for c in json.loads(out)['checks']
+                if c['check'] == 'Change Log Triggers']
+    assert check['result'] == 2
+    assert check['details'].startswith(
+        'The database lacks 1 of the triggers that log changes to '
+        'providers (allocations.%s).' % name)

@@ -27,6 +27,7 @@ import sqlalchemy as sa
 
 from benchmarks.toolkit import allocation_load
 from placement.db import api as db_api
+from placement.db import triggers
 from placement.tests import fixtures
 from placement.tests import gunicorn_server
 from placement.tests import placement_http
@@ -256,3 +257,15 @@ def test_a_write_through_any_host_reaches_every_host_s_index(hosts):
         for client in clients:
             client.close()
     assert not stale, stale
+
+
+def test_every_node_holds_the_change_log_triggers(hosts):
+    """What ``placement-status upgrade check`` checks per node: each
+    node created the triggers the first host's schema replicated."""
+    for server in hosts:
+        db = db_api.Database(server.db_url)
+        try:
+            with db.transaction(write=False) as conn:
+                assert triggers.missing(conn) == [], server.db_url
+        finally:
+            db.dispose()

@@ -35,6 +35,15 @@ def _run(main, config_file, capsys, *args):
     return code, capsys.readouterr().out
 
 
+def _checked(config_file, capsys, name):
+    """(exit code, the JSON result of the check ``name``) of an upgrade
+    check."""
+    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check',
+                     '--json')
+    (check,) = [c for c in json.loads(out)['checks'] if c['check'] == name]
+    return code, check
+
+
 def _add_old_data(db):
     """Rows as an old release left them: a rootless provider, and three
     allocations of two consumers that have no consumers row."""
@@ -193,11 +202,8 @@ def test_providers_over_capacity_are_a_warning(database, config_file,
         app, 'PUT', '/resource_providers/%s/inventories/VCPU' % rp,
         {'resource_provider_generation': 2, 'total': 8,
          'reserved': 4}).status_int == 200
-    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check',
-                     '--json')
+    code, check = _checked(config_file, capsys, 'Providers Over Capacity')
     assert code == 1
-    (check,) = [c for c in json.loads(out)['checks']
-                if c['check'] == 'Providers Over Capacity']
     assert check['result'] == 1
     assert check['details'].startswith(
         '1 provider inventories are over capacity')
@@ -219,11 +225,8 @@ def test_a_missing_change_log_trigger_is_a_failure(database, config_file,
     # The same name in either database's form of the triggers.
     name = 'placement_log_allocations_delete'
     _drop_trigger(database, 'allocations', name)
-    code, out = _run(status.main, config_file, capsys, 'upgrade', 'check',
-                     '--json')
+    code, check = _checked(config_file, capsys, 'Change Log Triggers')
     assert code == 2
-    (check,) = [c for c in json.loads(out)['checks']
-                if c['check'] == 'Change Log Triggers']
     assert check['result'] == 2
     assert check['details'].startswith(
         'The database lacks 1 of the triggers that log changes to '

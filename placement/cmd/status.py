@@ -130,7 +130,6 @@ class Checks(upgradecheck.UpgradeCommands):
                     len(rows), shown, ', ...' if len(rows) > 5 else ''))
         return upgradecheck.Result(upgradecheck.Code.SUCCESS)
 
-
     def _check_change_log_triggers(self):
         # Every worker learns of writes from the log the triggers write;
         # a table without them (a Galera node that failed to apply the

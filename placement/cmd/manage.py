@@ -41,6 +41,22 @@ def _db_stamp(conf, db):
     return 0
 
 
+def _db_create_missing_triggers(conf, db):
+    try:
+        created = migration.create_missing_triggers(db)
+    except migration.NotAtHead as exc:
+        print('placement-manage: db create_missing_triggers: %s' % exc,
+              file=sys.stderr)
+        return 1
+    if created:
+        print('Created the missing change log triggers (%s); every worker '
+              'reloads its provider data at its next request.'
+              % ', '.join(created))
+    else:
+        print('No change log trigger is missing.')
+    return 0
+
+
 def _run_batch(conf, db, budget, totals):
     """Run every data migration within ``budget`` records.
 
@@ -119,6 +135,11 @@ def _add_db_commands(subparsers):
                         help='Migrate at most this many records, then '
                              'exit 1 if anything was migrated.')
     online.set_defaults(func=_db_online_data_migrations)
+    db_sub.add_parser(
+        'create_missing_triggers',
+        help='Create the change log triggers this database (Galera: '
+             'this node) lacks, as "placement-status upgrade check" '
+             'reports them.').set_defaults(func=_db_create_missing_triggers)
     db_parser.set_defaults(func=None, parser=db_parser)
 
 

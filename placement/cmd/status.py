@@ -143,8 +143,9 @@ class Checks(upgradecheck.UpgradeCommands):
             'The database lacks %d of the triggers that log changes to '
             'providers (%s). Writes to those tables are not logged, so '
             'allocation candidates miss them until each worker reloads '
-            'everything (up to %d seconds later). Recreate the triggers; '
-            'on a Galera cluster run this check against every node.'
+            'everything (up to %d seconds later). Run "placement-manage '
+            'db create_missing_triggers" against this database; on a '
+            'Galera cluster run this check against every node.'
             % (len(absent), ', '.join(absent), provider_index.MAX_AGE))
 
 

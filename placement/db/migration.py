@@ -149,6 +149,22 @@ def downgrade(db, revision):
         return target
 
 
+class NotAtHead(Exception):
+    """The schema is not at this code's head revision."""
+
+
+def create_missing_triggers(db):
+    """``triggers.create_missing`` under the migration lock, on a schema
+    at this code's head only (the triggers' form follows the revision):
+    the names that were missing."""
+    with _locked_connection(db) as conn:
+        current = _current(conn)
+        if current != head():
+            raise NotAtHead('the schema is at %s, not %s: run "db sync" '
+                            'first' % (current, head()))
+        return triggers.create_missing(conn)
+
+
 def stamp(db, revision):
     """Record ``revision`` as current without running migrations."""
     with _locked_connection(db) as conn:

@@ -246,3 +246,26 @@ def missing(conn):
     return min((sorted('%s.%s' % name
                        for name in _created(dialect, form) - present)
                 for form in forms), key=len)
+
+
+def create_missing(conn):
+    """Create the change log's triggers the database lacks (``missing``)
+    in the form of the schema's head, and log a NULL row, so that every
+    reader reloads everything: writes made while they were missing were
+    logged nowhere. PostgreSQL replaces them all in the transaction (its
+    DDL is transactional); elsewhere only the missing ones are created,
+    so that no write goes unlogged meanwhile. Returns what was missing."""
+    absent = missing(conn)
+    if not absent:
+        return absent
+    dialect = conn.dialect.name
+    if dialect == 'postgresql':
+        drop_triggers(conn)
+        create_triggers(conn)
+    else:
+        for (table, _column, event), statement in zip(
+                _triggers(), trigger_ddl(dialect)):
+            if '%s.%s' % (table, _trigger_name(table, event)) in absent:
+                conn.exec_driver_sql(statement)
+    conn.exec_driver_sql(_insert(['(NULL)']))
+    return absent

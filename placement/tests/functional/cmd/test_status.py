@@ -210,24 +210,58 @@ def test_providers_over_capacity_are_a_warning(database, config_file,
     assert 'cn1 VCPU (6 used of 4)' in check['details']
 
 
-def _drop_trigger(db, table, name):
-    on = ' ON %s' % table if db.dialect == 'postgresql' else ''
-    with db.transaction(write=True) as conn:
-        conn.exec_driver_sql('DROP TRIGGER %s%s' % (name, on))
+#: A trigger the tests drop: the same name in either form of them.
+DROPPED = 'placement_log_allocations_delete'
 
 
-def test_a_missing_change_log_trigger_is_a_failure(database, config_file,
-                                                   capsys):
+@pytest.fixture
+def dropped_trigger(database):
+    """``DROPPED`` dropped, for the test; created again after it (on a
+    database server the next test of this worker shares the schema)."""
+    on = ' ON allocations' if database.dialect == 'postgresql' else ''
+    with database.transaction(write=True) as conn:
+        assert triggers.missing(conn) == []
+        conn.exec_driver_sql('DROP TRIGGER %s%s' % (DROPPED, on))
+    yield DROPPED
+    with database.transaction(write=True) as conn:
+        triggers.create_missing(conn)
+
+
+def test_a_missing_change_log_trigger_is_a_failure(
+        dropped_trigger, config_file, capsys):
     """As on a Galera node that failed to apply the replicated DDL:
     writes to that table would go unseen by every worker's index."""
-    with database.transaction(write=False) as conn:
-        assert triggers.missing(conn) == []
-    # The same name in either database's form of the triggers.
-    name = 'placement_log_allocations_delete'
-    _drop_trigger(database, 'allocations', name)
+    name = dropped_trigger
     code, check = _checked(config_file, capsys, 'Change Log Triggers')
     assert code == 2
     assert check['result'] == 2
     assert check['details'].startswith(
         'The database lacks 1 of the triggers that log changes to '
         'providers (allocations.%s).' % name)
+
+
+def test_missing_triggers_are_created_and_readers_reload(
+        database, dropped_trigger, config_file, capsys):
+    """``placement-manage db create_missing_triggers`` restores what the
+    check reports missing, and logs a NULL row: every reader reloads,
+    since writes made meanwhile were logged nowhere."""
+    name = dropped_trigger
+    with database.transaction(write=False) as conn:
+        before = conn.execute(sa.select(sa.func.max(
+            tables.provider_change_log.c.id))).scalar() or 0
+    code = manage.main(['--config-file', config_file, 'db',
+                        'create_missing_triggers'])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert 'allocations.%s' % name in out
+    with database.transaction(write=False) as conn:
+        assert triggers.missing(conn) == []
+        logged = conn.execute(
+            sa.select(tables.provider_change_log.c.resource_provider_id)
+            .where(tables.provider_change_log.c.id > before)).all()
+    assert [row[0] for row in logged] == [None]
+    code, check = _checked(config_file, capsys, 'Change Log Triggers')
+    assert code == 0 and check['result'] == 0
+    assert manage.main(['--config-file', config_file, 'db',
+                        'create_missing_triggers']) == 0
+    assert 'No change log trigger is missing.' in capsys.readouterr().out

@@ -66,6 +66,11 @@ def _insert(values):
             '(resource_provider_id) VALUES %s' % ', '.join(values))
 
 
+#: The name of PostgreSQL's row trigger on a table (one per table, its
+#: function telling the events apart).
+_PG_ROW_TRIGGER = 'placement_log_changes'
+
+
 def _pg_function(column):
     return 'placement_log_%s' % ('everything' if column is None
                                  else 'provider_' + column)
@@ -141,9 +146,9 @@ def _pg_row_triggers(statement_level):
         events = ' OR '.join(e.upper() for e in _EVENTS
                              if column is not None or e != 'insert')
         statements.append(
-            'CREATE TRIGGER placement_log_changes AFTER %s ON %s '
+            'CREATE TRIGGER %s AFTER %s ON %s '
             'FOR EACH ROW EXECUTE FUNCTION %s()'
-            % (events, table, _pg_function(column)))
+            % (_PG_ROW_TRIGGER, events, table, _pg_function(column)))
     return statements
 
 
@@ -178,11 +183,9 @@ def drop_trigger_ddl(dialect):
     """The statements that remove what ``trigger_ddl`` created, in
     either form."""
     if dialect == 'postgresql':
-        statements = ['DROP TRIGGER IF EXISTS placement_log_changes ON %s'
-                      % table for table in TRIGGERED]
-        statements += ['DROP TRIGGER IF EXISTS %s ON %s'
-                       % (_trigger_name(table, event), table)
-                       for table, column, event in _triggers() if column]
+        statements = ['DROP TRIGGER IF EXISTS %s ON %s' % (name, table)
+                      for table, name in sorted(_created(dialect, True)
+                                                | _created(dialect, False))]
         statements += ['DROP FUNCTION IF EXISTS %s()' % _pg_function(column)
                        for column in sorted(set(TRIGGERED.values()), key=str)]
         statements += [
@@ -191,8 +194,8 @@ def drop_trigger_ddl(dialect):
             for column in sorted({c for c in TRIGGERED.values() if c})
             for event in _EVENTS]
         return statements
-    return ['DROP TRIGGER IF EXISTS %s' % _trigger_name(table, event)
-            for table, _column, event in _triggers()]
+    return ['DROP TRIGGER IF EXISTS %s' % name
+            for _table, name in sorted(_created(dialect, True))]
 
 
 def create_triggers(conn, statement_level=True):
@@ -216,7 +219,7 @@ def _created(dialect, statement_level):
             created.update((table, _trigger_name(table, event))
                            for event in _EVENTS)
         else:
-            created.add((table, 'placement_log_changes'))
+            created.add((table, _PG_ROW_TRIGGER))
     return created
 
 

@@ -159,8 +159,8 @@ class Memo:
         ``MAX_CANDIDATES``, if given."""
         self._kept = collections.OrderedDict()
         self._too_large = collections.OrderedDict()
-        #: {id(request): (request, extra, (epoch, serial), result)}, and
-        #: the candidates those results hold.
+        #: {id(request): (request, extra, (epoch, serial), result,
+        #: size)}, and the candidates those results hold in all.
         self._results = {}
         self._results_size = 0
         self._max_queries = max_queries

@@ -161,7 +161,7 @@ def create_missing_triggers(db):
         current = _current(conn)
         if current != head():
             raise NotAtHead('the schema is at %s, not %s: run "db sync" '
-                            'first' % (current, head()))
+                            'first' % (current or 'no revision', head()))
         return triggers.create_missing(conn)
 
 

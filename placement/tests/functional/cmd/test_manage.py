@@ -68,3 +68,17 @@ def test_downgrade_refusal_is_one_line_and_exit_1(
     expected = migration.head() if current == 'head' else current
     assert _run(fresh_config_file, capsys,
                 'db', 'version') == (0, expected + '\n')
+
+
+def test_creating_missing_triggers_below_the_head_is_refused(
+        fresh_config_file, capsys):
+    """The triggers' form follows the revision: below the head the
+    command says to sync first, in one line, and changes nothing."""
+    code = manage.main(['--config-file', fresh_config_file,
+                        'db', 'create_missing_triggers'])
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, '')
+    assert err == (
+        'placement-manage: db create_missing_triggers: the schema is at '
+        'no revision, not %s: run "db sync" first\n' % migration.head())
+    assert _run(fresh_config_file, capsys, 'db', 'version') == (0, 'None\n')

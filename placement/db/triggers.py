@@ -161,22 +161,22 @@ def trigger_ddl(dialect, statement_level=True):
         if statement_level:
             statements += _pg_statement_triggers()
         return statements
-    statements = []
+    return [statement for _table, _name, statement in _row_triggers(dialect)]
+
+
+def _row_triggers(dialect):
+    """(table, trigger name, statement) of every trigger on SQLite and
+    MySQL/MariaDB, one per table and event."""
+    if dialect == 'sqlite':
+        form = 'CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW BEGIN %s; END'
+    elif dialect == 'mysql':
+        form = 'CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW %s'
+    else:
+        raise NotImplementedError(dialect)
     for table, column, event in _triggers():
-        insert = _insert(_logged_values(column, event))
-        if dialect == 'sqlite':
-            statements.append(
-                'CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW BEGIN %s; END'
-                % (_trigger_name(table, event), event.upper(), table,
-                   insert))
-        elif dialect == 'mysql':
-            statements.append(
-                'CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW %s'
-                % (_trigger_name(table, event), event.upper(), table,
-                   insert))
-        else:
-            raise NotImplementedError(dialect)
-    return statements
+        name = _trigger_name(table, event)
+        yield table, name, form % (name, event.upper(), table,
+                                   _insert(_logged_values(column, event)))
 
 
 def drop_trigger_ddl(dialect):
@@ -266,9 +266,8 @@ def create_missing(conn):
         drop_triggers(conn)
         create_triggers(conn)
     else:
-        for (table, _column, event), statement in zip(
-                _triggers(), trigger_ddl(dialect)):
-            if '%s.%s' % (table, _trigger_name(table, event)) in absent:
+        for table, name, statement in _row_triggers(dialect):
+            if '%s.%s' % (table, name) in absent:
                 conn.exec_driver_sql(statement)
     conn.exec_driver_sql(_insert(['(NULL)']))
     return absent

@@ -116,8 +116,12 @@ gives each size after the last step that every server ran alike and
 sustained (the same requests served), and without the change log.
 Then ``--per-kind N`` sends
 each kind of request alone, N times, to each server: its median time,
-service and database CPU and statements per request. A closing table puts the
-servers side by side with ratios.
+service and database CPU and statements per request. Each kind's CPU
+includes the work its requests leave the server and the database
+after the last answer (a database purges and vacuums after writes):
+the probe waits for both to go quiet before it reads their CPU, so
+that the next kind neither pays for it nor meets it. A closing table
+puts the servers side by side with ratios.
 
 ``--check`` then reads every provider of each server back
 (``--check ours``: of ours only; upstream reads 10,000 providers in
@@ -959,7 +963,14 @@ def probe(cloud, count, rng):
                 yield ('GET', '/usages?project_id=' + rng.choice(PROJECTS),
                        None, None)
 
+    def busy():
+        seconds = proc_cpu.tree_exact_seconds(cloud.pid) or 0
+        if cloud.db is not None:
+            seconds += cloud.db.exact_cpu_seconds() or 0
+        return seconds
+
     found = {}
+    settle(busy)  # what the traffic before left running
     for kind in PROBED:
         seconds, errors = [], 0
         server_before = proc_cpu.tree_exact_seconds(cloud.pid)
@@ -980,6 +991,7 @@ def probe(cloud, count, rng):
                 errors += 1
             elif keep is not None:
                 keep(placement_http.decode(answer.body))
+        settle(busy)
         server_after = proc_cpu.tree_exact_seconds(cloud.pid)
         db_after = cloud.db.exact_cpu_seconds() if cloud.db else None
         found[kind] = KindResult(
@@ -987,6 +999,32 @@ def probe(cloud, count, rng):
             _used(server_after, server_before), _used(db_after, db_before),
             db_server.difference(_statements(cloud), statements_before))
     return found
+
+
+#: ``settle``: the window CPU is read over, the CPU under which a window
+#: is quiet, and the longest wait. Idle, the servers of this machine's
+#: runs spend well under 0.1 ms per window (PostgreSQL's background
+#: writers waking up); after 30 allocation writes MariaDB and
+#: PostgreSQL spent milliseconds more over the next seconds.
+SETTLE_WINDOW = 0.1
+SETTLE_QUIET = 0.0003
+SETTLE_LIMIT = 5.0
+
+
+def settle(busy, sleep=time.sleep, clock=time.monotonic):
+    """Wait until ``busy()`` (CPU seconds so far of the processes
+    watched) grows by less than ``SETTLE_QUIET`` in each of two
+    ``SETTLE_WINDOW`` windows in a row, or ``SETTLE_LIMIT`` seconds
+    passed; the seconds waited."""
+    start = clock()
+    quiet = 0
+    last = busy()
+    while quiet < 2 and clock() - start < SETTLE_LIMIT:
+        sleep(SETTLE_WINDOW)
+        now = busy()
+        quiet = quiet + 1 if now - last < SETTLE_QUIET else 0
+        last = now
+    return clock() - start
 
 
 def _used(after, before):

@@ -274,3 +274,38 @@ def test_sizes_compare_after_the_last_step_all_ran_alike_and_sustained():
     # A first step not sustained by all: no equal work to compare.
     upstream.steps[0].recorder.dropped = 1
     assert cloud_traffic.same_work([ours, upstream]) is None
+
+
+class _Clock:
+    """A clock that ``sleep`` advances, and CPU that grows as told."""
+
+    def __init__(self, growth):
+        self.now = 0.0
+        self.cpu = 0.0
+        self.growth = list(growth)
+
+    def sleep(self, seconds):
+        self.now += seconds
+        self.cpu += self.growth.pop(0) if self.growth else 0.0
+
+    def busy(self):
+        return self.cpu
+
+
+def test_the_probe_waits_for_two_quiet_windows_after_the_work():
+    """Busy windows (a database purging after writes) keep the probe
+    waiting; one quiet window between busy ones is not enough."""
+    busy, quiet = 0.003, 0.00005
+    clock = _Clock([busy, busy, quiet, busy, quiet, quiet, busy])
+    waited = cloud_traffic.settle(clock.busy, clock.sleep,
+                                  lambda: clock.now)
+    assert round(waited / cloud_traffic.SETTLE_WINDOW) == 6
+    assert clock.growth == [busy]  # the last busy window never read
+
+
+def test_the_probe_stops_waiting_at_the_limit():
+    clock = _Clock([0.01] * 1000)
+    waited = cloud_traffic.settle(clock.busy, clock.sleep,
+                                  lambda: clock.now)
+    assert cloud_traffic.SETTLE_LIMIT <= waited < (
+        cloud_traffic.SETTLE_LIMIT + 2 * cloud_traffic.SETTLE_WINDOW)

@@ -9,6 +9,7 @@ import threading
 import time
 
 from benchmarks import cloud_traffic
+from placement.tests import placement_http
 
 
 def _args(**kw):
@@ -309,3 +310,58 @@ def test_the_probe_stops_waiting_at_the_limit():
                                   lambda: clock.now)
     assert cloud_traffic.SETTLE_LIMIT <= waited < (
         cloud_traffic.SETTLE_LIMIT + 2 * cloud_traffic.SETTLE_WINDOW)
+
+
+class _Topology:
+    nodes = 50
+
+    def root(self, node):
+        return 'root-%d' % node
+
+    def aggregate(self, node):
+        return 'agg-%d' % node
+
+    def allocation(self, node):
+        return {'root-%d' % node: {'resources': {'VCPU': 1}}}
+
+
+def test_the_probe_sends_each_get_kind_uncounted_first(monkeypatch):
+    """Each GET kind is sent WARM_UP_PER_WORKER times per worker before
+    the counted requests; the writes only once each."""
+    sent = []
+    body = json.dumps({
+        'resource_provider_generation': 1, 'allocations': {},
+        'project_id': 'p', 'consumer_generation': 1,
+        'inventories': {'DISK_GB': {'total': 10}}}).encode()
+
+    class FakeClient:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def fetch(self, method, path, body_=None):
+            sent.append((method, path))
+            return placement_http.Response(200, body)
+
+        def request(self, method, path, body_=None):
+            return placement_http.Response(200, json.loads(body))
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(placement_http, 'Client', FakeClient)
+    monkeypatch.setattr(cloud_traffic, 'settle', lambda busy: 0.0)
+    cloud = argparse.Namespace(
+        url='http://127.0.0.1:1', pid=None, db=None, database=None,
+        label='ours', topology=_Topology(),
+        instances={'c%d' % n: n for n in range(50)},
+        args=argparse.Namespace(token='admin', timeout=5, workers=2))
+    found = cloud_traffic.probe(cloud, 20, random.Random(1))
+    assert all(result.count == 20 for result in found.values())
+    warm = cloud_traffic.WARM_UP_PER_WORKER * 2
+    kinds = collections.Counter()
+    for method, path in sent:
+        kinds[method, path.split('?')[0].split('/')[1]] += 1
+    assert kinds['GET', 'allocations'] == 20 + warm, kinds
+    assert kinds['GET', 'usages'] == 20 + warm, kinds
+    assert kinds['PUT', 'allocations'] == 20, kinds
+    assert kinds['DELETE', 'allocations'] == 20, kinds

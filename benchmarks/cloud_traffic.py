@@ -1019,7 +1019,7 @@ def probe(cloud, count, rng):
 #: executions on a connection and once more to compare (six plans of
 #: each statement per worker's connection), which a long-lived
 #: connection pays once and a probe of 30 requests over two workers
-#: counted twelve times (``pg_stat_statements``: 1.3 ms a plan of the
+#: counted twelve times (``pg_stat_statements``: 0.9-1.3 ms a plan of the
 #: allocation GET's statement, 0.08 ms an execution). A few more than
 #: six, as the workers share the requests unevenly.
 WARM_UP_PER_WORKER = 8

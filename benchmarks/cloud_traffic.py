@@ -118,12 +118,11 @@ Then ``--per-kind N`` sends
 each kind of request alone, N times, to each server: its median time,
 service and database CPU and statements per request (each GET kind
 sent a few times uncounted first, see ``WARM_UP_PER_WORKER``). Each
-kind's CPU
-includes the work its requests leave the server and the database
-after the last answer (a database purges and vacuums after writes):
-the probe waits for both to go quiet before it reads their CPU, so
-that the next kind neither pays for it nor meets it. A closing table
-puts the servers side by side with ratios.
+kind's CPU includes the work its requests leave the server and the
+database after the last answer (a database purges and vacuums after
+writes): the probe waits for both to go quiet before it reads their
+CPU, so that the next kind neither pays for it nor meets it. A closing
+table puts the servers side by side with ratios.
 
 ``--check`` then reads every provider of each server back
 (``--check ours``: of ours only; upstream reads 10,000 providers in
@@ -1027,8 +1026,8 @@ WARM_UP_PER_WORKER = 8
 #: ``settle``: the window CPU is read over, the CPU under which a window
 #: is quiet, and the longest wait. Idle, the servers of this machine's
 #: runs spend well under 0.1 ms per window (PostgreSQL's background
-#: writers waking up); after 30 allocation writes MariaDB and
-#: PostgreSQL spent milliseconds more over the next seconds.
+#: writers waking up); after 30 allocation writes MariaDB spent 1-4 ms
+#: more over the next three seconds.
 SETTLE_WINDOW = 0.1
 SETTLE_QUIET = 0.0003
 SETTLE_LIMIT = 5.0

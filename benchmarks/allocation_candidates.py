@@ -81,7 +81,10 @@ reading the last byte of the body, over a bare socket
 (``placement_http.RawClient``; ``--http-client``: http.client, whose
 own CPU, about a millisecond per large answer, counted in figures
 before 2026-12-07); decoding the JSON (to count candidates) happens
-after the clock stops, since it is client work. The
+after the clock stops, since it is client work, and after the round's
+last request (``--decode-between``: before the next request, as figures
+before 2026-12-07 22:00 were taken), so that the client's work does not
+run between two of a server's requests and cool its caches. The
 concurrent clients read the whole body and check the status only.
 
 Provider and aggregate uuids are derived from their names, so
@@ -196,11 +199,22 @@ def interleave(results, rounds, step):
                 step(result)
 
 
-def sequential_round(result, path, requests, timeout, claim=False):
-    """One round of sequential requests; decoding is outside the clock.
+def sequential_round(result, path, requests, timeout, claim=False,
+                     decode_between=False):
+    """One round of sequential requests; decoding is outside the clock,
+    and after the round's last request unless ``decode_between`` (or
+    ``claim``, which needs each answer before the next request).
+
+    Decoding a large answer costs the client milliseconds of CPU on the
+    cores the servers share, and run between two requests it leaves the
+    server's next request to find its processor caches filled with the
+    client's work: the perfload answer (481 KB) cost ours 0.4-0.5 ms of
+    CPU more per request that way, as much again as the request itself
+    (doc/source/contributor/benchmarks.rst, perfload).
     With ``claim``, each request but the first follows a claim of the
     first candidate of the one before (``claim_first``), not timed."""
     data = None
+    bodies = []
     # Claims are server work too: no CPU figure with them.
     cpu_before = None if claim else result.server.cpu_seconds()
     for _ in range(requests):
@@ -210,16 +224,23 @@ def sequential_round(result, path, requests, timeout, claim=False):
         if resp.status is None:
             result.no_answer(seconds, resp.failure, timeout)
             break
-        data = placement_http.decode(resp.body)
         if resp.status != 200:
-            result.stop('HTTP %s: %s' % (resp.status, str(data)[:300]))
+            result.stop('HTTP %s: %s' % (
+                resp.status, str(placement_http.decode(resp.body))[:300]))
             break
         result.times.append(seconds * 1000)
-        result.counts.append(len(data['allocation_requests']))
+        if claim or decode_between:
+            data = placement_http.decode(resp.body)
+            result.counts.append(len(data['allocation_requests']))
+        else:
+            bodies.append(resp.body)
     else:
         if cpu_before is not None:
             result.cpu += result.server.cpu_seconds() - cpu_before
             result.cpu_requests += requests
+    result.counts.extend(
+        len(placement_http.decode(body)['allocation_requests'])
+        for body in bodies)
 
 
 def claim_first(client, answer):
@@ -361,9 +382,10 @@ def measure(servers, name, query, args, requests=None, concurrency=None,
             result.stop(skip[result.label])
     if warm:
         warm_up(results, path, args.warm_up, timeout)
+    decode_between = getattr(args, 'decode_between', False)
     interleave(results, args.rounds,
                lambda r: sequential_round(r, path, requests, timeout,
-                                          claim))
+                                          claim, decode_between))
     if concurrency > 1:
         total = concurrency * max(1, requests // 4)
         interleave(results, args.rounds, lambda r: concurrent_round(
@@ -581,6 +603,11 @@ def main(argv=None):
                         'before each request, as a scheduler sends them')
     parser.add_argument('--no-load', action='store_true',
                         help='measure data loaded by an earlier run')
+    parser.add_argument('--decode-between', action='store_true',
+                        help='decode each answer before the next request '
+                        '(as before 2026-12-07 22:00), not after the round: '
+                        'the client\'s work then runs between two of the '
+                        'server\'s requests')
     parser.add_argument('--http-client', action='store_true',
                         help='time GETs with http.client, as before '
                         '2026-12-07, instead of a bare socket')

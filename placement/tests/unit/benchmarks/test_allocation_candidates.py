@@ -268,6 +268,26 @@ def test_server_cpu_per_request_is_read_around_each_whole_round():
     assert '25.0x faster (server CPU per request)' in lines[2]
 
 
+@pytest.mark.parametrize('decode_between', [False, True])
+def test_answers_are_decoded_after_the_round_unless_asked(
+        monkeypatch, decode_between):
+    events = []
+    server = _FakeServer('a', events, [(200, _body(n), 0.01)
+                                       for n in (2, 3, 4)], cpu=0.001)
+    decode = bench.placement_http.decode
+    monkeypatch.setattr(bench.placement_http, 'decode', lambda body: (
+        events.append('decode'), decode(body))[1])
+    result = bench.Result('a', server)
+    bench.sequential_round(result, '/p', 3, 60,
+                           decode_between=decode_between)
+    assert result.counts == [2, 3, 4] and len(result.times) == 3
+    if decode_between:
+        assert events == ['a', 'decode'] * 3
+    else:
+        # No client work between two of the server's requests.
+        assert events == ['a'] * 3 + ['decode'] * 3
+
+
 def test_no_cpu_figure_for_a_round_that_failed_or_claimed_or_unread():
     log = []
     broken = _FakeServer('broken', log, [(200, _body(1), 0.01),

@@ -94,12 +94,16 @@ writing anything. Standard library only.
 
 import argparse
 import concurrent.futures
+import contextlib
+import os
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 
 from benchmarks.toolkit import cloud_api
+from benchmarks.toolkit import hello_app
 from benchmarks.toolkit import labels
 from benchmarks.toolkit import proc_cpu
 from benchmarks.toolkit import servers as servers_kit
@@ -548,13 +552,40 @@ def side_by_side(args):
             SCENARIOS[name][0]([server], args)
 
     with servers_kit.side_by_side(timeout=args.timeout + 5,
-                                  prepare=prepare) as started:
+                                  prepare=prepare) as started, \
+            tempfile.TemporaryDirectory(prefix='static-floor.') as tmp, \
+            contextlib.ExitStack() as stack:
         found = [Server(s.label, s.url, args.token, args.timeout, s.pid,
                         raw=not args.http_client)
                  for s in started]
+        if args.static_floor:
+            found.append(static_floor(stack, tmp, found[0], args))
         print_servers(found, args)
         for name in names:
             SCENARIOS[name][1](found, args)
+
+
+#: The label of the ``--static-floor`` server.
+STATIC = 'static'
+
+
+def static_floor(stack, tmp, ours, args):
+    """A Server answering ours' perfload answer, bytes for bytes, from
+    the smallest WSGI application under the same gunicorn (two sync
+    workers): what receiving the request and sending that answer cost
+    gunicorn and the kernel, without any of ours' work."""
+    resp, _seconds = ours.get('/allocation_candidates?' + perfload_query())
+    if resp.status != 200:
+        raise RuntimeError('ours answered %s' % resp.status)
+    answer = os.path.join(tmp, 'answer.json')
+    with open(answer, 'wb') as out:
+        out.write(resp.body)
+    url, pid = servers_kit.start_application(
+        stack, tmp, STATIC, hello_app.APPLICATION,
+        ['--timeout', str(int(args.timeout + 5))], 2,
+        environment={hello_app.BODY_FILE_ENV: answer})
+    return Server(STATIC, url, args.token, args.timeout, pid,
+                  raw=not args.http_client)
 
 
 def print_servers(servers, args):
@@ -603,6 +634,10 @@ def main(argv=None):
                         'before each request, as a scheduler sends them')
     parser.add_argument('--no-load', action='store_true',
                         help='measure data loaded by an earlier run')
+    parser.add_argument('--static-floor', action='store_true',
+                        help='with --side-by-side --scenario perfload: '
+                        'also measure a static application answering '
+                        'ours\' perfload answer under the same gunicorn')
     parser.add_argument('--decode-between', action='store_true',
                         help='decode each answer before the next request '
                         '(as before 2026-12-07 22:00), not after the round: '
@@ -619,6 +654,10 @@ def main(argv=None):
     if args.side_by_side and (args.url or args.no_load):
         parser.error('--side-by-side starts and loads its own servers: '
                      'no --url or --no-load')
+    if args.static_floor and not (args.side_by_side
+                                  and args.scenario == ['perfload']):
+        parser.error('--static-floor serves the perfload answer: only '
+                     'with --side-by-side --scenario perfload')
     try:
         urls = labels.label_urls(args.url or [DEFAULT_URL])
     except ValueError as exc:

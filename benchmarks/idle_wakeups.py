@@ -40,13 +40,13 @@ import time
 import urllib.parse
 
 from benchmarks.toolkit import cloud_api
+from benchmarks.toolkit import hello_app
 from benchmarks.toolkit import labels
 from benchmarks.toolkit import proc_cpu
 from benchmarks.toolkit import servers
 from benchmarks.toolkit import small_requests
 from placement.tests import gunicorn_server
 
-HELLO = 'benchmarks.toolkit.hello_app:application'
 
 
 def switches(root):
@@ -109,30 +109,6 @@ def summary(label, path, gap, results):
                              statistics.median(s for _c, s in results))
 
 
-def start(stack, tmp, label, application, options, workers):
-    """Start gunicorn serving ``application``; (url, master pid)."""
-    hello = application != gunicorn_server.APPLICATION
-    server = gunicorn_server.GunicornServer(
-        # The hello application opens no database.
-        'sqlite://' if hello else servers._database(
-            tmp, label.replace('-', '_')),
-        os.path.join(tmp, label + '.log'), workers=workers,
-        gunicorn_args=options)
-    server.cwd = tmp
-    if hello:
-        server._command_and_env = _with_application(
-            server._command_and_env, application)
-    stack.enter_context(server)
-    return server.url, server._process.pid
-
-
-def _with_application(command_and_env, application):
-    def replaced():
-        command, env = command_and_env()
-        return command[:-1] + [application], env
-    return replaced
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__,
@@ -167,15 +143,17 @@ def main(argv=None):
         for suffix, options in variants:
             def name(kind):
                 return kind + ('-' + suffix if suffix else '')
-            url, pid = start(stack, tmp, name('hello'), HELLO,
-                             base + options, args.workers)
+            url, pid = servers.start_application(
+                stack, tmp, name('hello'), hello_app.APPLICATION,
+                base + options, args.workers)
             targets.append((name('hello'), url, pid, ['/']))
             if upstream and not suffix:
                 url, pid = upstream[0].url, upstream[0].pid
             else:
-                url, pid = start(stack, tmp, name(labels.OURS),
-                                 gunicorn_server.APPLICATION,
-                                 base + options, args.workers)
+                url, pid = servers.start_application(
+                    stack, tmp, name(labels.OURS),
+                    gunicorn_server.APPLICATION, base + options,
+                    args.workers)
             targets.append((name(labels.OURS), url, pid, ['/', provider]))
         if upstream:
             targets.append((labels.UPSTREAM, upstream[1].url,

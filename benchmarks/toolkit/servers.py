@@ -185,6 +185,32 @@ def side_by_side(workers=2, with_upstream=True, timeout=300, prepare=None,
             yield served
 
 
+def start_application(stack, tmp, label, application, options, workers,
+                      environment=None):
+    """Start gunicorn serving ``application`` in ``stack``; (url, master
+    pid). Ours (``gunicorn_server.APPLICATION``) gets a fresh database;
+    any other application (``toolkit/hello_app.py``) opens none.
+    ``environment`` adds variables to the server's."""
+    ours = application == gunicorn_server.APPLICATION
+    server = gunicorn_server.GunicornServer(
+        _database(tmp, label.replace('-', '_')) if ours else 'sqlite://',
+        os.path.join(tmp, label + '.log'), workers=workers,
+        environment=environment, gunicorn_args=options)
+    server.cwd = tmp
+    if not ours:
+        server._command_and_env = _with_application(
+            server._command_and_env, application)
+    stack.enter_context(server)
+    return server.url, server._process.pid
+
+
+def _with_application(command_and_env, application):
+    def replaced():
+        command, env = command_and_env()
+        return command[:-1] + [application], env
+    return replaced
+
+
 class Restartable:
     """A server a benchmark stops and starts again around bulk writes to
     its SQLite file (``db_url``), and whose workers it measures."""

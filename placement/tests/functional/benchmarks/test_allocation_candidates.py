@@ -1,6 +1,8 @@
 """The candidates benchmark's perfload scenario runs end to end on a
 real server: loaded over the API, every provider is a candidate."""
 
+import argparse
+import contextlib
 import re
 
 from benchmarks import allocation_candidates
@@ -20,3 +22,24 @@ def test_perfload_finds_every_provider(tmp_path_factory, capsys):
                      r'[\d.]+ ms +p90 [\d.]+ .* c2 [\d.]+ req/s$', out,
                      re.M), out
     assert 'WARNING' not in out
+
+
+def test_the_static_floor_answers_ours_perfload_answer(tmp_path_factory,
+                                                       tmp_path):
+    args = argparse.Namespace(providers=3, threads=2, timeout=60.0,
+                              token='admin', http_client=False)
+    path = ('/allocation_candidates?'
+            + allocation_candidates.perfload_query())
+    with gunicorn_server.on_fresh_database(
+            tmp_path_factory, 'static_floor', workers=1) as server, \
+            contextlib.ExitStack() as stack:
+        ours = allocation_candidates.Server('ours', server.url, 'admin', 60)
+        allocation_candidates.load_perfload([ours], args)
+        static = allocation_candidates.static_floor(
+            stack, str(tmp_path), ours, args)
+        expected, _seconds = ours.get(path)
+        answer, _seconds = static.get(path)
+        assert static.label == allocation_candidates.STATIC
+        assert (answer.status, answer.body) == (200, expected.body)
+        assert b'allocation_requests' in answer.body
+        assert static.cpu_seconds() > 0

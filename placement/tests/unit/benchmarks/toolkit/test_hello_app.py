@@ -10,3 +10,11 @@ def test_the_hello_application_answers_json():
     assert started == [('200 OK', [('Content-Type', 'application/json'),
                                    ('Content-Length', str(len(body)))])]
     assert body == b'{"ok": true}'
+
+
+def test_the_body_comes_from_the_file_named(tmp_path):
+    answer = tmp_path / 'answer.json'
+    answer.write_bytes(b'{"allocation_requests": []}')
+    assert hello_app.body({hello_app.BODY_FILE_ENV: str(answer)}) == (
+        b'{"allocation_requests": []}')
+    assert hello_app.body({}) == hello_app.BODY

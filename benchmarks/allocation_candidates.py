@@ -105,6 +105,7 @@ import uuid
 from benchmarks.toolkit import cloud_api
 from benchmarks.toolkit import hello_app
 from benchmarks.toolkit import labels
+from benchmarks.toolkit import perfload as perfload_shape
 from benchmarks.toolkit import proc_cpu
 from benchmarks.toolkit import servers as servers_kit
 from benchmarks.toolkit import stats
@@ -408,30 +409,14 @@ def load_each(servers, jobs, threads, name):
 # Each scenario has a loader (``load_<name>``: writes its cloud into
 # every server given) and a measurement (``<name>``: times its queries).
 
-PERFLOAD_TRAITS = ('HW_CPU_X86_AVX2', 'COMPUTE_VOLUME_MULTI_ATTACH')
-
-
-def perfload_query():
-    return ('resources=VCPU:1,DISK_GB:10,MEMORY_MB:256&member_of=%s'
-            '&required=HW_CPU_X86_AVX2&limit=1000'
-            % cloud_api.ident('perfload-agg'))
-
-
 def load_perfload(servers, args):
-    n = args.providers
-    agg = cloud_api.ident('perfload-agg')
-    jobs = [[(('perfload-%d-cn%d' % (n, i), {
-        'VCPU': {'total': 32, 'allocation_ratio': 16.0},
-        'MEMORY_MB': {'total': 131072},
-        'DISK_GB': {'total': 2000}}),
-        dict(traits=PERFLOAD_TRAITS, aggregates=[agg]))]
-        for i in range(n)]
-    load_each(servers, jobs, args.threads, 'perfload-%d' % n)
+    load_each(servers, perfload_shape.jobs(args.providers), args.threads,
+              'perfload-%d' % args.providers)
 
 
 def perfload(servers, args):
     measure(servers, 'perfload-%d limit=1000' % args.providers,
-            perfload_query(), args)
+            perfload_shape.query(), args)
 
 
 def flat_aggregates():
@@ -574,7 +559,7 @@ def static_floor(stack, tmp, ours, args):
     the smallest WSGI application under the same gunicorn (two sync
     workers): what receiving the request and sending that answer cost
     gunicorn and the kernel, without any of ours' work."""
-    resp, _seconds = ours.get('/allocation_candidates?' + perfload_query())
+    resp, _seconds = ours.get(perfload_shape.path())
     if resp.status != 200:
         raise RuntimeError('ours answered %s' % resp.status)
     answer = os.path.join(tmp, 'answer.json')

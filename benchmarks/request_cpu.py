@@ -25,6 +25,12 @@ more. ``--gap MS`` sleeps that long between requests (the sleep is not
 counted: CPU time only), which shows that colder cost::
 
     python3 -m benchmarks.request_cpu --gap 0.5
+
+``--perfload N`` also loads upstream's perfload cloud of N compute
+nodes (``toolkit/perfload.py``) and measures its candidates query
+(``--profile`` may then name its path), the whole request in process::
+
+    python3 -m benchmarks.request_cpu --perfload 1000 --requests 300
 """
 
 import argparse
@@ -38,7 +44,9 @@ import sys
 import tempfile
 import time
 
+from benchmarks.toolkit import cloud_api
 from benchmarks.toolkit import inprocess
+from benchmarks.toolkit import perfload
 from benchmarks.toolkit import small_requests
 
 class _Writer:
@@ -56,9 +64,14 @@ class _Writer:
         return json.loads(data) if data else None
 
 
-def prepare(app):
-    """Create the provider of the small GETs."""
-    small_requests.create_provider(_Writer(app))
+def prepare(app, perfload_providers=0):
+    """Create the provider of the small GETs, and the perfload cloud of
+    ``perfload_providers`` compute nodes if any."""
+    writer = _Writer(app)
+    small_requests.create_provider(writer)
+    for job in perfload.jobs(perfload_providers):
+        for args, kwargs in job:
+            cloud_api.create_provider(writer, *args, **kwargs)
 
 
 def cpu_per_request(app, path, requests, gap=0.0):
@@ -109,21 +122,27 @@ def main(argv=None):
                         help='milliseconds to sleep between requests '
                              '(not counted), for the cost with cold '
                              'caches (default: none)')
+    parser.add_argument('--perfload', type=int, default=0, metavar='N',
+                        help='also the perfload candidates query, on N '
+                        'compute nodes that all qualify (e.g. 1000)')
     args = parser.parse_args(argv)
+    paths = list(small_requests.PATHS)
+    if args.perfload:
+        paths.append(perfload.path())
     with tempfile.TemporaryDirectory(prefix='request-cpu.') as tmp:
         db_url = args.db_url or 'sqlite:///%s' % os.path.join(
             tmp, 'placement.sqlite')
         app = inprocess.application(inprocess.database(db_url),
                                     os.path.join(tmp, 'placement.log'))
-        prepare(app)
+        prepare(app, args.perfload)
         if args.profile:
             path = args.profile.replace('%s', small_requests.PROVIDER)
             print(profile(app, path, args.requests))
             return 0
         cpu_per_request(app, '/', 50)
-        found = measure(app, small_requests.PATHS, args.requests, args.rounds,
+        found = measure(app, paths, args.requests, args.rounds,
                         args.gap / 1000)
-        for path in small_requests.PATHS:
+        for path in paths:
             values = [v * 1000 for v in found[path]]
             print('GET %-62s %.3f ms CPU (rounds %.3f-%.3f)' % (
                 path[:62], statistics.median(values), min(values),

@@ -6,6 +6,7 @@ import contextlib
 import re
 
 from benchmarks import allocation_candidates
+from benchmarks.toolkit import perfload
 from placement.tests import gunicorn_server
 
 
@@ -28,8 +29,7 @@ def test_the_static_floor_answers_ours_perfload_answer(tmp_path_factory,
                                                        tmp_path):
     args = argparse.Namespace(providers=3, threads=2, timeout=60.0,
                               token='admin', http_client=False)
-    path = ('/allocation_candidates?'
-            + allocation_candidates.perfload_query())
+    path = perfload.path()
     with gunicorn_server.on_fresh_database(
             tmp_path_factory, 'static_floor', workers=1) as server, \
             contextlib.ExitStack() as stack:

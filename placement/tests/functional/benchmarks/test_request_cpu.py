@@ -40,3 +40,9 @@ def test_it_profiles_one_path():
 def test_it_sleeps_between_requests_when_asked():
     out = _run('--requests', '2', '--rounds', '1', '--gap', '1')
     assert out.count('ms CPU') == len(small_requests.PATHS)
+
+
+def test_it_measures_the_perfload_query_when_asked():
+    out = _run('--requests', '2', '--rounds', '1', '--perfload', '3')
+    assert 'GET /allocation_candidates?resources=VCPU:1' in out
+    assert out.count('ms CPU') == len(small_requests.PATHS) + 1

@@ -211,10 +211,10 @@ def sequential_round(result, path, requests, timeout, claim=False,
     ``claim``, which needs each answer before the next request).
 
     Decoding a large answer costs the client milliseconds of CPU on the
-    cores the servers share, and run between two requests it leaves the
-    server's next request to find its processor caches filled with the
-    client's work: the perfload answer (481 KB) cost ours 0.4-0.5 ms of
-    CPU more per request that way, as much again as the request itself
+    cores the servers share; run between two requests, it leaves the
+    server's next request to start with cold caches after the client's
+    work: decoding the perfload answer (481 KB) that way cost ours
+    0.4-0.5 ms of CPU more per request, half as much again
     (doc/source/contributor/benchmarks.rst, perfload).
     With ``claim``, each request but the first follows a claim of the
     first candidate of the one before (``claim_first``), not timed."""

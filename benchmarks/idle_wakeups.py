@@ -48,7 +48,6 @@ from benchmarks.toolkit import small_requests
 from placement.tests import gunicorn_server
 
 
-
 def switches(root):
     """Voluntary context switches of ``root`` and its children so far."""
     total = 0

@@ -333,8 +333,12 @@ def test_perfload_puts_every_provider_in_the_queried_aggregate(monkeypatch):
 
 @pytest.mark.parametrize('argv', [
     ['--side-by-side', '--url', 'http://h:1'],
-    ['--side-by-side', '--no-load']])
-def test_side_by_side_refuses_servers_or_data_of_its_own(argv):
+    ['--side-by-side', '--no-load'],
+    ['--static-floor', '--scenario', 'perfload'],
+    ['--side-by-side', '--static-floor'],
+    ['--side-by-side', '--static-floor', '--scenario', 'perfload',
+     '--scenario', 'flat']])
+def test_side_by_side_refuses_servers_data_or_floor_it_cannot_serve(argv):
     with pytest.raises(SystemExit):
         bench.main(argv)
 

@@ -144,11 +144,15 @@ class Mark(collections.namedtuple('Mark', ['at', 'high'])):
 
 
 class Cursor(collections.namedtuple(
-        'Cursor', ['high', 'gaps', 'marks', 'pruned'],
-        defaults=((), 0))):
+        'Cursor', ['high', 'gaps', 'marks', 'pruned', 'counted'],
+        defaults=((), 0, None))):
     """Where a reader is: the highest id seen and the open gaps (a tuple
-    of Gap); the reader's Marks and the id up to which it last said to
-    prune. Pass it back to ``read`` as ``since``."""
+    of Gap, in id order, which is also the order they were noticed in);
+    the reader's Marks, the id up to which it last said to prune, and
+    ``counted``: None, or (``base``, ``expected``), a logged id below
+    the lowest gap and the number of rows from it to ``high`` the
+    reader knows of (see the module docstring). Pass it back to
+    ``read`` as ``since``."""
 
     __slots__ = ()
 
@@ -156,7 +160,9 @@ class Cursor(collections.namedtuple(
     def place(self):
         """The highest id and the open gaps' ids: what a read from this
         cursor finds. Readers at one place may share a read, whichever
-        read noticed their gaps (when, and under which snapshot)."""
+        read noticed their gaps (when, and under which snapshot) and
+        whichever counted them: what either count describes is what
+        both readers have seen."""
         return self.high, tuple(gap.id for gap in self.gaps)
 
 
@@ -189,21 +195,24 @@ def _snapshot_bounds(conn):
         .label(label) for which, label in (('xmin', 'c'), ('xmax', 'd')))
 
 
-def _statement(conn, where, low, limit=None):
+def _statement(conn, where, low, limit=None, counts=()):
     """One row of bounds (``low``: the lowest id, or the newest at or
-    below the reader's position; the highest id; on PostgreSQL the
-    snapshot's xmin and xmax), then the rows ``where`` selects (the
-    first ``limit`` of them by id when given), in one statement (one
-    snapshot). Each bound is a
-    subquery of its own and the rows a plain range, so that every
-    database answers from the primary key alone."""
+    below the reader's position; the highest id; the ``counts``; on
+    PostgreSQL the snapshot's xmin and xmax), then the rows ``where``
+    selects (the first ``limit`` of them by id when given), in one
+    statement (one snapshot). Each bound is a subquery of its own and
+    the rows a plain range, so that every database answers from the
+    primary key alone."""
     highest = sa.select(sa.func.max(_LOG.c.id)).scalar_subquery()
     bigint = sa.BigInteger()
+    snapshot = _snapshot_bounds(conn)
     bounds = sa.select(
         sa.literal(1).label('kind'),
         sa.cast(low, bigint).label('a'),
         sa.cast(highest, bigint).label('b'),
-        *_snapshot_bounds(conn))
+        *[sa.cast(count, bigint).label('n%d' % index)
+          for index, count in enumerate(counts)],
+        *snapshot)
     logged = sa.select(_LOG.c.id,
                        sa.cast(_LOG.c.resource_provider_id, bigint)
                        .label('provider')).where(where)
@@ -214,15 +223,21 @@ def _statement(conn, where, low, limit=None):
     logged = logged.subquery()
     rows = sa.select(
         sa.literal(2), logged.c.id, logged.c.provider,
-        *[sa.cast(sa.null(), bigint)] * len(_snapshot_bounds(conn)))
+        *[sa.cast(sa.null(), bigint)] * (len(counts) + len(snapshot)))
     return sa.union_all(bounds, rows)
 
 
-#: Rows the frequent read (no gaps) returns at most per statement.
+#: Rows the frequent reads (not the one sending gaps) return at most per
+#: statement.
 BATCH = 100
+#: Gaps a read sends as ids at most; a reader with more counts instead
+#: (see the module docstring).
+SEND_GAPS = 16
 
 _HIGH = sa.bindparam('high', type_=sa.BigInteger)
 _FLOOR = sa.bindparam('floor', type_=sa.BigInteger)
+_BASE = sa.bindparam('base', type_=sa.BigInteger)
+_SPLIT = sa.bindparam('split', type_=sa.BigInteger)
 _GAPS = sa.bindparam('gaps', expanding=True, type_=sa.BigInteger)
 _WHERE = {
     # Starting afresh: the newest START_WINDOW ids.
@@ -232,7 +247,8 @@ _WHERE = {
     'after': lambda: _LOG.c.id > _HIGH,
     'gaps': lambda: sa.or_(_LOG.c.id > _HIGH, _LOG.c.id.in_(_GAPS)),
 }
-_LIMIT = {'after': BATCH}
+_WHERE['counted'] = _WHERE['after']
+_LIMIT = {'after': BATCH, 'counted': BATCH}
 
 
 def _lowest_logged():
@@ -245,7 +261,27 @@ _LOW = {
     'after': lambda: sa.select(sa.func.max(_LOG.c.id))
     .where(_LOG.c.id <= _FLOOR).scalar_subquery(),
 }
-_LOW['gaps'] = _LOW['after']
+_LOW['gaps'] = _LOW['counted'] = _LOW['after']
+
+
+def _logged_between(lower, upper):
+    """The number of log rows with ``lower <= id < upper`` (``upper``
+    None: ``<= high``), from the primary key."""
+    upper = _LOG.c.id <= _HIGH if upper is None else _LOG.c.id < upper
+    return (sa.select(sa.func.count()).select_from(_LOG)
+            .where(_LOG.c.id >= lower, upper).scalar_subquery())
+
+
+def _counts():
+    """What a read with gaps counts besides: the newest id below the
+    lowest gap (``split``), the rows from ``base`` up to the lowest
+    gap, and from it to ``high``."""
+    return (sa.select(sa.func.max(_LOG.c.id))
+            .where(_LOG.c.id < _SPLIT).scalar_subquery(),
+            _logged_between(_BASE, _SPLIT), _logged_between(_SPLIT, None))
+
+
+_COUNTS = {'gaps': _counts, 'counted': _counts}
 _STATEMENTS = {}
 
 
@@ -255,15 +291,18 @@ def _cached(conn, kind):
     key = (conn.dialect.name, kind)
     stmt = _STATEMENTS.get(key)
     if stmt is None:
-        stmt = _STATEMENTS[key] = _statement(conn, _WHERE[kind](),
-                                             _LOW[kind](), _LIMIT.get(kind))
+        counts = _COUNTS.get(kind)
+        stmt = _STATEMENTS[key] = _statement(
+            conn, _WHERE[kind](), _LOW[kind](), _LIMIT.get(kind),
+            counts() if counts else ())
     return stmt
 
 
 def _prepared(conn, kind):
-    """``_cached`` as a ``prepared.Prepared``: the reads without gaps (by
-    far the most frequent, one per candidates or listing request) run on
-    the driver's cursor, at a fraction of ``conn.execute``'s cost."""
+    """``_cached`` as a ``prepared.Prepared``: the reads that send no
+    gaps (by far the most frequent, one per candidates or listing
+    request) run on the driver's cursor, at a fraction of
+    ``conn.execute``'s cost."""
     key = (conn.dialect.name, kind, 'prepared')
     found = _STATEMENTS.get(key)
     if found is None:
@@ -274,8 +313,9 @@ def _prepared(conn, kind):
 def read(conn, since, clock=time.monotonic):
     """``Changes(cursor, provider_ids)`` since the Cursor ``since`` (None:
     the caller has nothing yet), usually in one statement: one more when
-    the oldest id is needed too (see ``_needs_lowest``), and one more
-    per ``BATCH`` rows beyond the first."""
+    the oldest id is needed too (see ``_needs_lowest``), one more when
+    the count of a reader with many gaps says one may have filled, and
+    one more per ``BATCH`` rows beyond the first."""
     batches = [_read(conn, since, clock)]
     while batches[-1][1]:
         batches.append(_read(conn, batches[-1][0].version, clock))
@@ -289,30 +329,47 @@ def read(conn, since, clock=time.monotonic):
 
 
 def _read(conn, since, clock):
-    """``read`` in one statement: (Changes, whether the statement
-    returned as many rows as it may, so that more may follow)."""
+    """``read`` in one statement, or two when the count says to send the
+    gaps: (Changes, whether the statement returned as many rows as it
+    may, so that more may follow)."""
+    kind = 'start'
+    base = split = expected = None
     if since is None:
         high, gaps, marks, pruned = 0, (), (), 0
         rows = _prepared(conn, 'start').rows(conn)
     else:
-        high, gaps, marks, pruned = since
-        floor = min([high + 1] + [gap.id for gap in gaps])
-        if gaps:
-            rows = conn.execute(_cached(conn, 'gaps'), {
-                'high': high, 'floor': floor,
-                'gaps': [gap.id for gap in gaps]}).all()
+        high, gaps, marks, pruned, counted = since
+        if not gaps:
+            kind = 'after'
+            rows = _prepared(conn, kind).rows(conn, high=high,
+                                              floor=high + 1)
+        elif counted is None or len(gaps) <= SEND_GAPS:
+            kind, split = 'gaps', gaps[0].id
+            rows = conn.execute(_cached(conn, kind), {
+                'high': high, 'floor': split, 'base': split,
+                'split': split, 'gaps': [gap.id for gap in gaps]}).all()
         else:
-            rows = _prepared(conn, 'after').rows(conn, high=high,
-                                                 floor=floor)
+            kind, split = 'counted', gaps[0].id
+            base, expected = counted
+            rows = _prepared(conn, kind).rows(
+                conn, high=high, floor=base, base=base, split=split)
     low = hi = xmin = xmax = None
+    below = under = over = None
     found = {}
-    for kind, a, b, *snapshot in rows:
-        if kind == 1:
-            low, hi = a, b
-            if snapshot:
-                xmin, xmax = snapshot
+    for row in rows:
+        if row[0] == 1:
+            low, hi = row[1], row[2]
+            if kind in _COUNTS:
+                below, under, over = row[3:6]
+            if len(row) > 3 + 3 * (kind in _COUNTS):
+                xmin, xmax = row[-2:]
         else:
-            found[a] = b
+            found[row[1]] = row[2]
+    if kind == 'counted' and (low != base or under + over != expected):
+        # A gap (or an id forgotten as one) filled, a prune reached the
+        # counted rows, or this node has not applied all the reader saw:
+        # send the gaps, which counts afresh.
+        return _read(conn, since._replace(counted=None), clock)
     if since is None:
         lo = low
         # Starting afresh: what the window holds is in the full load;
@@ -330,8 +387,9 @@ def _read(conn, since, clock):
         return _read(conn, None, clock)
     else:
         # No row at or below the reader's position (its highest id + 1,
-        # or its lowest gap) while the log has rows: the oldest is above
-        # it, what the reader missed may have been pruned.
+        # or its lowest gap, or the id it counts from) while the log has
+        # rows: the oldest is above it, what the reader missed may have
+        # been pruned.
         behind = hi is not None and low is None
         lo = (_lowest(conn) if behind
               or _needs_lowest(high, max(found, default=high)) else None)
@@ -340,6 +398,7 @@ def _read(conn, since, clock):
         or behind
         or None in found.values())
     now = clock()
+    counted = _counted(kind, high, found, low, below, over)
     high, gaps = _advance(high, gaps, found, now, xmin, xmax)
     if lo is not None:
         # Ids below the oldest row were pruned: they cannot appear now.
@@ -349,11 +408,32 @@ def _read(conn, since, clock):
         hi - KEEP_ROWS if lo is not None and hi is not None
         and hi - lo >= 2 * KEEP_ROWS else 0,
         aged if aged - pruned >= PRUNE_STEP else 0) or None
-    cursor = Cursor(high, gaps, marks, max(pruned, prune_to or 0))
-    full = since is not None and not since.gaps and len(found) >= BATCH
+    cursor = Cursor(high, gaps, marks, max(pruned, prune_to or 0),
+                    counted if gaps and not behind else None)
+    full = kind in _LIMIT and len(found) >= BATCH
     if reload_all:
         return Changes(cursor, None, prune_to), full
     return Changes(cursor, set(found.values()), prune_to), full
+
+
+def _counted(kind, high, found, low, below, over):
+    """The Cursor's ``counted`` after a read of ``kind`` from ``high``
+    that found the rows ``found``, the bound ``low`` and, with gaps,
+    the newest id ``below`` the lowest gap and the rows ``over``, from
+    it to ``high``: a logged id below every gap the reader will have,
+    and the rows from it to its new highest id (see the module
+    docstring). None when unknown."""
+    newer = sum(1 for id_ in found if id_ > high)
+    if kind == 'after' and low is not None:
+        # ``low``, the newest id at or below ``high + 1``, is below
+        # every new gap, and the rows from it to ``high`` are itself
+        # only (or none, when it is ``high + 1``, one of ``found``).
+        return low, newer + (low <= high)
+    if kind in _COUNTS and below is not None:
+        # Nothing lies between ``below`` and the lowest gap; the rows
+        # from it to ``high`` (``over``) include the gaps just filled.
+        return below, 1 + over + newer
+    return None
 
 
 def _marked(marks, now, hi):
@@ -385,10 +465,18 @@ def _lowest(conn):
 
 
 def _advance(high, gaps, found, now, xmin, xmax):
-    """The next (high, gaps) after reading ``found`` ({id: provider})."""
-    new_high = max([high] + list(found))
-    kept = [gap for gap in gaps if gap.id not in found
-            and not _resolved(gap, now, xmin)]
+    """The next (high, gaps) after reading ``found`` ({id: provider}).
+    Gaps are in the order they were noticed, so those no longer waited
+    for come first (one still waited for keeps those after it a little
+    longer, which costs nothing but a few ids), and a reader with
+    thousands of gaps (Galera) handles only those that changed."""
+    new_high = max(high, max(found, default=high))
+    start = 0
+    while start < len(gaps) and _resolved(gaps[start], now, xmin):
+        start += 1
+    kept = list(gaps[start:])
+    if any(id_ <= high for id_ in found):
+        kept = [gap for gap in kept if gap.id not in found]
     kept += [Gap(missing, now, xmax) for missing in range(high + 1, new_high)
              if missing not in found]
     if len(kept) > MAX_GAPS:

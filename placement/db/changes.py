@@ -33,9 +33,9 @@ Reading: ids, with the gaps below the highest one seen
     transaction that took id 10 is still running (and on Galera the nodes
     hand out interleaved ids). A reader's ``Cursor`` therefore holds the
     highest id it has seen and the ids below it it has not seen yet (the
-    gaps), and every ``read`` asks for ``id > high OR id IN gaps``. A gap
-    is filled when its row appears, and forgotten when it can no longer
-    appear:
+    gaps), and a ``read`` asks for ``id > high OR id IN gaps`` (or, with
+    many gaps, counts them: below). A gap is filled when its row appears,
+    and forgotten when it can no longer appear:
 
     * PostgreSQL: after ``GAP_SECONDS``, and not before a later read's
       snapshot ``xmin`` reaches the ``xmax`` of the snapshot that noticed
@@ -58,6 +58,61 @@ Reading: ids, with the gaps below the highest one seen
 
     The bounds and the newest ids come from the same statement as the
     rows, so one snapshot also under READ COMMITTED.
+
+Reading many gaps: counting them instead of sending them
+    On Galera each node hands out every third id
+    (``auto_increment_increment``), so a node writing alone leaves two
+    ids per log row that never fill: a reader keeps hundreds or
+    thousands of gaps for ``GAP_SECONDS``, and sending them all in every
+    read cost more than the rest of a candidates request. A reader with
+    more than ``SEND_GAPS`` gaps keeps ``counted`` in its cursor:
+    ``base``, a logged id below its lowest gap, and ``expected``, the
+    number of rows from ``base`` to ``high`` it knows of. Its frequent
+    read sends ``high``, ``base`` and its lowest gap (``split``), and
+    gets back, in its one prepared statement, the rows above ``high``,
+    the newest id at or below ``base``, the newest id below ``split``,
+    and the number of rows in ``[base, split)`` and in ``[split, high]``.
+    When the first is ``base`` and the two numbers add up to
+    ``expected``, no gap filled:
+
+    * Ids are unique, and an id from ``base`` to ``high`` is a row the
+      reader has seen (counted in ``expected``), an open gap, or one it
+      gave up on: a row appearing there is one of those filling, and
+      raises the count.
+    * Rows leave the log only when pruned, and pruning deletes every id
+      up to a bound: had it deleted a counted row, ``base`` would be
+      gone too, which the newest id at or below ``base`` shows. So a
+      prune cannot offset a fill, whatever the pruning rules.
+    * It is all one statement, so one snapshot: PostgreSQL and InnoDB
+      give a statement one snapshot, subqueries included, under READ
+      COMMITTED (ours on MySQL/MariaDB, PostgreSQL's default) and in
+      autocommit (our readers on both). The PostgreSQL snapshot bounds
+      that decide when a gap is forgotten come from it too, as before.
+    * On Galera the nodes commit in one order, so what a node shows is
+      a prefix of it: a node that has not yet applied a row the reader
+      saw on another shows fewer rows, not a fill in their place. With
+      fewer, the count differs, and the reader sends its gaps.
+
+    The reader then counts from the newest id below its lowest gap
+    (nothing lies between them) and expects that row, the rows of
+    ``[split, high]`` and the new ones: as gaps are forgotten, oldest
+    and lowest first, the counted range follows, spanning about
+    ``GAP_SECONDS`` of ids. When the check fails, the reader sends its
+    gaps as before, in a second statement that also counts afresh. A
+    read with up to ``SEND_GAPS`` gaps sends them at once: on PostgreSQL
+    a few transactions committing out of order leave a few gaps that
+    soon fill, and sending them keeps that read to one statement.
+
+    An id given up on that is logged later (a transaction that committed
+    more than ``GAP_SECONDS`` after taking it, or a gap beyond
+    ``MAX_GAPS``) changes the count as well: the reader sends its gaps,
+    finds none filled, counts afresh and goes on; the row is seen at the
+    next whole reload, as before. Reloading everything then would see it
+    sooner, but the count cannot tell it from a Galera node that had not
+    yet applied rows the reader saw on another when the reader counted
+    afresh there, and a needless whole reload costs a large cloud's
+    worker a quarter of a second; no given-up gap was seen filling in
+    the Galera runs (doc/source/contributor/benchmarks.rst).
 
 Pruning: by readers, after a refresh
     A row is kept while a reader may still need it, and no longer: the
@@ -418,11 +473,11 @@ def _read(conn, since, clock):
 
 def _counted(kind, high, found, low, below, over):
     """The Cursor's ``counted`` after a read of ``kind`` from ``high``
-    that found the rows ``found``, the bound ``low`` and, with gaps,
-    the newest id ``below`` the lowest gap and the rows ``over``, from
-    it to ``high``: a logged id below every gap the reader will have,
-    and the rows from it to its new highest id (see the module
-    docstring). None when unknown."""
+    that found the rows ``found`` and the bound ``low`` and, with gaps,
+    the newest id ``below`` the lowest gap and the number of rows
+    ``over`` from that gap to ``high``: a logged id below every gap the
+    reader will have, and the number of rows from it to its new highest
+    id (see the module docstring). None when unknown."""
     newer = sum(1 for id_ in found if id_ > high)
     if kind == 'after' and low is not None:
         # ``low``, the newest id at or below ``high + 1``, is below

@@ -161,6 +161,7 @@ Reading cheaply on a large cloud
 """
 
 import collections
+import operator
 import time
 
 import sqlalchemy as sa
@@ -193,6 +194,9 @@ class Gap(collections.namedtuple('Gap', ['id', 'noticed', 'horizon'])):
     snapshot that noticed it."""
 
 
+_GAP_ID = operator.itemgetter(0)
+
+
 class Mark(collections.namedtuple('Mark', ['at', 'high'])):
     """The log's newest id ``high`` seen by a read at ``at`` (monotonic
     seconds)."""
@@ -218,7 +222,8 @@ class Cursor(collections.namedtuple(
         read noticed their gaps (when, and under which snapshot) and
         whichever counted them: what either count describes is what
         both readers have seen."""
-        return self.high, tuple(gap.id for gap in self.gaps)
+        # map, not a generator: a reader on Galera has thousands.
+        return self.high, tuple(map(_GAP_ID, self.gaps))
 
 
 Changes = collections.namedtuple('Changes',
@@ -402,7 +407,7 @@ def _read(conn, since, clock):
             kind, split = 'gaps', gaps[0].id
             rows = conn.execute(_cached(conn, kind), {
                 'high': high, 'floor': split, 'base': split,
-                'split': split, 'gaps': [gap.id for gap in gaps]}).all()
+                'split': split, 'gaps': list(map(_GAP_ID, gaps))}).all()
         else:
             kind, split = 'counted', gaps[0].id
             base, expected = counted

@@ -1116,6 +1116,23 @@ def test_a_reader_counts_on_from_its_new_lowest_gap(ctx, counting):
     assert sent.read(ctx, found.version, at=late).provider_ids == {43}
 
 
+def test_a_reader_that_counts_reads_a_long_log_in_batches(ctx, counting):
+    """What it counts follows the batches: the read after them takes one
+    statement again."""
+    cursor, _holes, sent = counting
+    count = changes.BATCH * 2 + 10
+    _sparse(ctx, [50], 1)
+    with ctx.db.transaction(write=True) as conn:
+        ids = _log_by_hand(conn, *range(100, 100 + count))
+    found = sent.read(ctx, cursor)
+    assert found.provider_ids == {50} | set(range(100, 100 + count))
+    assert found.version.high == ids[-1]
+    assert len(sent.statements) == 3
+    assert not sent.sent_gaps()
+    assert sent.read(ctx, found.version).provider_ids == set()
+    assert len(sent.statements) == 4
+
+
 def test_a_prune_into_the_counted_rows_does_not_hide_a_fill(ctx, counting):
     """Deleting counted rows while as many gaps fill leaves the count as
     it was: the reader also checks that the id it counts from is still

@@ -88,10 +88,11 @@ Reading many gaps: counting them instead of sending them
       COMMITTED (ours on MySQL/MariaDB, PostgreSQL's default) and in
       autocommit (our readers on both). The PostgreSQL snapshot bounds
       that decide when a gap is forgotten come from it too, as before.
-    * On Galera the nodes commit in one order, so what a node shows is
-      a prefix of it: a node that has not yet applied a row the reader
-      saw on another shows fewer rows, not a fill in their place. With
-      fewer, the count differs, and the reader sends its gaps.
+    * On Galera the nodes commit in one order (``repl.commit_order``
+      at its default), so what a node shows is a prefix of it: a node
+      that has not yet applied a row the reader saw on another shows
+      fewer rows, not a fill in their place. With fewer, the count
+      differs, and the reader sends its gaps.
 
     The reader then counts from the newest id below its lowest gap
     (nothing lies between them) and expects that row, the rows of

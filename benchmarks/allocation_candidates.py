@@ -387,10 +387,9 @@ def measure(servers, name, query, args, requests=None, concurrency=None,
             result.stop(skip[result.label])
     if warm:
         warm_up(results, path, args.warm_up, timeout)
-    decode_between = getattr(args, 'decode_between', False)
     interleave(results, args.rounds,
                lambda r: sequential_round(r, path, requests, timeout,
-                                          claim, decode_between))
+                                          claim, args.decode_between))
     if concurrency > 1:
         total = concurrency * max(1, requests // 4)
         interleave(results, args.rounds, lambda r: concurrent_round(
@@ -538,13 +537,12 @@ def side_by_side(args):
 
     with servers_kit.side_by_side(timeout=args.timeout + 5,
                                   prepare=prepare) as started, \
-            tempfile.TemporaryDirectory(prefix='static-floor.') as tmp, \
             contextlib.ExitStack() as stack:
         found = [Server(s.label, s.url, args.token, args.timeout, s.pid,
                         raw=not args.http_client)
                  for s in started]
         if args.static_floor:
-            found.append(static_floor(stack, tmp, found[0], args))
+            found.append(static_floor(stack, found[0], args))
         print_servers(found, args)
         for name in names:
             SCENARIOS[name][1](found, args)
@@ -554,7 +552,7 @@ def side_by_side(args):
 STATIC = 'static'
 
 
-def static_floor(stack, tmp, ours, args):
+def static_floor(stack, ours, args):
     """A Server answering ours' perfload answer, bytes for bytes, from
     the smallest WSGI application under the same gunicorn (two sync
     workers): what receiving the request and sending that answer cost
@@ -562,6 +560,8 @@ def static_floor(stack, tmp, ours, args):
     resp, _seconds = ours.get(perfload_shape.path())
     if resp.status != 200:
         raise RuntimeError('ours answered %s' % resp.status)
+    tmp = stack.enter_context(
+        tempfile.TemporaryDirectory(prefix='static-floor.'))
     answer = os.path.join(tmp, 'answer.json')
     with open(answer, 'wb') as out:
         out.write(resp.body)

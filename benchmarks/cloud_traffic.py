@@ -964,11 +964,13 @@ def probe(cloud, count, rng):
                 yield ('GET', '/usages?project_id=' + rng.choice(PROJECTS),
                        None, None)
 
+    def cpu():
+        """(the server's, the database's) CPU seconds so far."""
+        return (proc_cpu.tree_exact_seconds(cloud.pid),
+                cloud.db.exact_cpu_seconds() if cloud.db else None)
+
     def busy():
-        seconds = proc_cpu.tree_exact_seconds(cloud.pid) or 0
-        if cloud.db is not None:
-            seconds += cloud.db.exact_cpu_seconds() or 0
-        return seconds
+        return sum(seconds or 0 for seconds in cpu())
 
     def send(method, path, body):
         # A new connection each, as gunicorn's sync worker wants.
@@ -992,8 +994,7 @@ def probe(cloud, count, rng):
             for method, path, body, _keep in warm:
                 send(method, path, body)
         seconds, errors = [], 0
-        server_before = proc_cpu.tree_exact_seconds(cloud.pid)
-        db_before = cloud.db.exact_cpu_seconds() if cloud.db else None
+        server_before, db_before = cpu()
         statements_before = _statements(cloud)
         for method, path, body, keep in requests(kind):
             # The clock stops before the body is decoded.
@@ -1004,8 +1005,7 @@ def probe(cloud, count, rng):
             elif keep is not None:
                 keep(placement_http.decode(answer.body))
         settle(busy)
-        server_after = proc_cpu.tree_exact_seconds(cloud.pid)
-        db_after = cloud.db.exact_cpu_seconds() if cloud.db else None
+        server_after, db_after = cpu()
         found[kind] = KindResult(
             len(seconds), errors, seconds,
             _used(server_after, server_before), _used(db_after, db_before),

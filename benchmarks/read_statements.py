@@ -140,14 +140,8 @@ def _explain(db, out):
                                       'consumer_type': None})
         prefix = ('ANALYZE FORMAT=JSON ' if db.dialect == 'mysql'
                   else 'EXPLAIN (ANALYZE, BUFFERS) ')
-        raw = db.engine.raw_connection()
-        try:
-            cursor = raw.cursor()
-            cursor.execute(prefix + compiled.sql, values)
-            rows = cursor.fetchall()
-            raw.rollback()
-        finally:
-            raw.close()
+        with db.engine.connect() as conn:
+            rows = conn.exec_driver_sql(prefix + compiled.sql, values).all()
         out.write('-- %s\n' % label)
         if db.dialect == 'mysql':
             out.write(json.dumps(json.loads(rows[0][0]), indent=1) + '\n')
@@ -169,7 +163,7 @@ def main(argv=None, out=sys.stdout):
         parser.error('needs a database server: run it under '
                      'tools/with-postgresql.sh or tools/with-mysql.sh')
     rng = random.Random(1)
-    url = str(server.urls[0].render_as_string(hide_password=False))
+    url = server.urls[0].render_as_string(hide_password=False)
     db = db_api.Database(fixtures.create_server_database(
         url, 'read_statements'))
     try:
@@ -184,7 +178,7 @@ def main(argv=None, out=sys.stdout):
                       args.nodes, len(consumers), args.projects,
                       held.get(TYPE, {}).get('consumer_count', 0)))
         found = {label: [] for label in measured}
-        for label, read in measured.items():
+        for read in measured.values():
             read(ctx)  # statements compiled, connection pooled
         for _ in range(args.rounds):
             for label, read in measured.items():

@@ -17,6 +17,8 @@ package measure, this package serves them:
 ``cloud_api``, ``cloud_rows``, ``small_requests``
     the clouds benchmarks build: over the API, or as bulk rows in the
     database; the one provider and paths of the small GETs;
+``perfload``
+    upstream's perfload job: its cloud and its candidates query;
 ``mix_requests``
     one request of each kind of the cloud mix on a small flat cloud, in
     process or over HTTP;

@@ -1,4 +1,4 @@
-"""Upstream's perfload job as a cloud and a query: ``PROVIDERS`` compute
+"""Upstream's perfload job as a cloud and a query: N compute
 nodes that all qualify (VCPU, MEMORY_MB, DISK_GB; one aggregate; traits
 HW_CPU_X86_AVX2 and COMPUTE_VOLUME_MULTI_ATTACH) and one candidates
 query with ``limit=1000``. ``benchmarks.allocation_candidates`` asks it
@@ -8,7 +8,6 @@ of running servers, ``benchmarks.request_cpu --perfload`` in process.
 from benchmarks.toolkit import cloud_api
 
 TRAITS = ('HW_CPU_X86_AVX2', 'COMPUTE_VOLUME_MULTI_ATTACH')
-PROVIDERS = 1000
 
 
 def aggregate():
@@ -25,7 +24,7 @@ def path():
     return '/allocation_candidates?' + query()
 
 
-def jobs(providers=PROVIDERS):
+def jobs(providers):
     """``cloud_api.load`` jobs creating ``providers`` compute nodes."""
     return [[(('perfload-%d-cn%d' % (providers, i), {
         'VCPU': {'total': 32, 'allocation_ratio': 16.0},

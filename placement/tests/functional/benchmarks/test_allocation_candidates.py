@@ -25,8 +25,7 @@ def test_perfload_finds_every_provider(tmp_path_factory, capsys):
     assert 'WARNING' not in out
 
 
-def test_the_static_floor_answers_ours_perfload_answer(tmp_path_factory,
-                                                       tmp_path):
+def test_the_static_floor_answers_ours_perfload_answer(tmp_path_factory):
     args = argparse.Namespace(providers=3, threads=2, timeout=60.0,
                               token='admin', http_client=False)
     path = perfload.path()
@@ -35,8 +34,7 @@ def test_the_static_floor_answers_ours_perfload_answer(tmp_path_factory,
             contextlib.ExitStack() as stack:
         ours = allocation_candidates.Server('ours', server.url, 'admin', 60)
         allocation_candidates.load_perfload([ours], args)
-        static = allocation_candidates.static_floor(
-            stack, str(tmp_path), ours, args)
+        static = allocation_candidates.static_floor(stack, ours, args)
         expected, _seconds = ours.get(path)
         answer, _seconds = static.get(path)
         assert static.label == allocation_candidates.STATIC

@@ -48,7 +48,8 @@ class _FakeServer:
 
 def _args(**kw):
     values = dict(rounds=3, requests=2, concurrency=1, timeout=60.0,
-                  no_load=True, devices=[8, 21], warm_up=0)
+                  no_load=True, devices=[8, 21], warm_up=0,
+                  decode_between=False)
     values.update(kw)
     return argparse.Namespace(**values)
 
